@@ -1,0 +1,79 @@
+# chorus - replicated block storage for Linux.
+#
+# `make help` lists the targets. The kernel module is built out of tree by
+# Kbuild (see the Kbuild file); userspace with CMake; tests run in the VM lab.
+
+ROOT   := $(abspath $(dir $(lastword $(MAKEFILE_LIST))))
+BUILD  := $(ROOT)/build
+KVER   ?= $(shell $(ROOT)/tools/kver 2>/dev/null)
+KDIR   ?= /lib/modules/$(KVER)/build
+JOBS   ?= $(shell nproc)
+CMAKE_BUILD_TYPE ?= RelWithDebInfo
+
+.DEFAULT_GOAL := all
+.PHONY: help all deps module userspace selftests lint lint-kernel lint-cpp \
+	unit vmtest check demo lab-shell clean
+
+help:
+	@echo 'chorus - targets'
+	@echo '  make deps       install the Debian packages everything needs (idempotent)'
+	@echo '  make            build chorus.ko, chorusctl, chorusd and the selftests'
+	@echo '  make check      deps + build + lint + unit tests + VM tests (what CI runs)'
+	@echo '  make demo       deps + build + boot 2 VMs and export a volume over NVMe-oF'
+	@echo '  make module     build chorus.ko only (KVER=$(KVER))'
+	@echo '  make userspace  build chorusctl, chorusd and the unit tests (build/bin)'
+	@echo '  make selftests  build the kselftest-harness VM tests (build/selftests)'
+	@echo '  make lint       checkpatch --strict, W=1 + sparse, clang-format'
+	@echo '  make unit       run the GoogleTest unit tests (ctest)'
+	@echo '  make vmtest     run the VM tests (tests/selftests/run; FILTER=name)'
+	@echo '  make clean      remove build outputs'
+	@echo 'VM lab by hand: tools/vm/lab help'
+
+deps:
+	@$(ROOT)/tools/deps
+
+all: module userspace selftests
+
+module:
+	@test -n "$(KVER)" || { echo 'no 6.1 kernel installed: run make deps'; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(ROOT) W=1 modules
+
+userspace:
+	cmake -S $(ROOT)/userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE)
+	cmake --build $(BUILD)/userspace -j$(JOBS)
+
+selftests:
+	@$(ROOT)/tools/kernel-files $(BUILD)/kernel-files
+	$(MAKE) -C $(ROOT)/tests/selftests OUT=$(BUILD)/selftests \
+		KERNEL_FILES=$(BUILD)/kernel-files
+
+lint: lint-kernel lint-cpp
+
+lint-kernel:
+	@$(ROOT)/tools/lint-kernel
+
+lint-cpp:
+	@echo 'lint: clang-format on userspace and tests/unit'
+	@cd $(ROOT) && git ls-files -co --exclude-standard 'userspace/*.cc' \
+		'userspace/*.h' 'tests/unit/*.cc' 'tests/unit/*.h' | \
+		xargs -r clang-format --dry-run -Werror
+
+unit: userspace
+	ctest --test-dir $(BUILD)/userspace --output-on-failure
+
+vmtest: module userspace selftests
+	$(ROOT)/tests/selftests/run $(if $(FILTER),--filter $(FILTER))
+
+check: deps
+	$(MAKE) all
+	$(MAKE) lint
+	$(MAKE) unit
+	$(MAKE) vmtest
+
+demo: deps
+	$(MAKE) all
+	$(ROOT)/tools/demo
+
+clean:
+	-$(MAKE) -C $(KDIR) M=$(ROOT) clean
+	rm -rf $(BUILD)

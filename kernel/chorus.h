@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * chorus - replicated block storage: declarations shared by the module's
+ * files. One file per concern:
+ *
+ *   main.c     module init/exit, the volume registry
+ *   backing.c  the local replica: the lower block device
+ *   dev.c      the blk-mq gendisk of a volume and its I/O path
+ *   sysfs.c    /sys/block/chorusN/chorus/
+ *   genl.c     the generic netlink family "chorus"
+ */
+#ifndef CHORUS_H
+#define CHORUS_H
+
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/mutex.h>
+#include <linux/uuid.h>
+#include <linux/workqueue.h>
+#include <uapi/linux/chorus.h>
+
+struct genl_info;
+struct netlink_ext_ack;
+struct sk_buff;
+
+/**
+ * struct chorus_backing - the local replica of a volume
+ * @bdev: the lower block device, opened exclusively by the volume
+ * @path: the path it was opened by, as given at creation
+ * @mode: the mode it was opened with, needed to release it
+ */
+struct chorus_backing {
+	struct block_device *bdev;
+	char path[CHORUS_BACKING_PATH_MAX];
+	fmode_t mode;
+};
+
+/**
+ * struct chorus_stats - per-CPU I/O counters of a volume
+ *
+ * Updated with this_cpu_*() on request completion, which may run in hard
+ * irq context; readers sum over all CPUs and accept a slightly stale total.
+ */
+struct chorus_stats {
+	u64 reads;
+	u64 read_bytes;
+	u64 writes;
+	u64 write_bytes;
+	u64 flushes;
+	u64 fua_writes;
+	u64 discards;
+	u64 write_zeroes;
+	u64 errors;
+};
+
+/**
+ * struct chorus_stat_desc - how one counter is named and found
+ * @name: sysfs file name
+ * @attr: netlink attribute, &enum chorus_stat_attr
+ * @offset: offset of the u64 in &struct chorus_stats
+ */
+struct chorus_stat_desc {
+	const char *name;
+	u16 attr;
+	size_t offset;
+};
+
+#define CHORUS_NR_STATS	9
+extern const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS];
+
+static inline u64 chorus_stat_value(const struct chorus_stats *sum,
+				    const struct chorus_stat_desc *desc)
+{
+	return *(const u64 *)((const u8 *)sum + desc->offset);
+}
+
+/**
+ * struct chorus_volume - one volume on this node
+ * @name: unique name on this node; immutable
+ * @uuid: identity of the volume; immutable
+ * @index: registry id, also the first minor and the N of "chorusN"; immutable
+ * @nr_sectors: size in 512-byte sectors; immutable
+ * @block_size: logical block size in bytes; immutable
+ * @backing: the local replica; immutable while the volume exists
+ * @tag_set: blk-mq tag set of @disk
+ * @disk: the block device exported as /dev/chorusN
+ * @bio_set: clones of incoming bios sent to @backing
+ * @stats: per-CPU counters
+ * @state: &enum chorus_volume_state, changed with cmpxchg only
+ * @state_work: announces a state change from process context
+ * @lock: protects @open_count and @dying
+ * @open_count: how many times @disk is open
+ * @dying: set once destruction began; opens fail from then on
+ */
+struct chorus_volume {
+	char name[CHORUS_VOLUME_NAME_MAX];
+	uuid_t uuid;
+	int index;
+	sector_t nr_sectors;
+	u32 block_size;
+	struct chorus_backing backing;
+
+	struct blk_mq_tag_set tag_set;
+	struct gendisk *disk;
+	struct bio_set bio_set;
+	struct chorus_stats __percpu *stats;
+
+	atomic_t state;
+	struct work_struct state_work;
+
+	struct mutex lock; /* protects open_count and dying */
+	unsigned int open_count;
+	bool dying;
+};
+
+/**
+ * struct chorus_volume_config - what a caller asks for when creating a volume
+ * @name: volume name, already validated by chorus_volume_name_valid()
+ * @backing_path: path of the backing block device
+ * @size_bytes: requested size, 0 for the whole backing device
+ * @block_size: requested logical block size, 0 for the backing device's
+ * @uuid: identity; generated when @uuid_set is false
+ * @uuid_set: whether @uuid was given
+ */
+struct chorus_volume_config {
+	const char *name;
+	const char *backing_path;
+	u64 size_bytes;
+	u32 block_size;
+	uuid_t uuid;
+	bool uuid_set;
+};
+
+/* main.c: parameters and the registry. */
+extern unsigned int chorus_queue_depth;
+extern struct mutex chorus_volumes_lock;
+bool chorus_volume_name_valid(const char *name);
+struct chorus_volume *chorus_volume_find(const char *name);
+int chorus_volume_create(const struct chorus_volume_config *cfg,
+			 struct netlink_ext_ack *extack,
+			 struct chorus_volume **out);
+int chorus_volume_destroy(struct chorus_volume *vol,
+			  struct netlink_ext_ack *extack);
+struct chorus_volume *chorus_volume_next(int *index);
+enum chorus_volume_state chorus_volume_state(struct chorus_volume *vol);
+void chorus_volume_set_failed(struct chorus_volume *vol);
+void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum);
+
+/* backing.c */
+int chorus_backing_open(struct chorus_backing *backing, const char *path,
+			void *holder, struct netlink_ext_ack *extack);
+void chorus_backing_close(struct chorus_backing *backing);
+
+/* dev.c */
+int chorus_dev_major_register(void);
+void chorus_dev_major_unregister(void);
+int chorus_dev_create(struct chorus_volume *vol,
+		      struct netlink_ext_ack *extack);
+void chorus_dev_destroy(struct chorus_volume *vol);
+
+/* sysfs.c */
+extern const struct attribute_group *chorus_disk_groups[];
+void chorus_sysfs_init(void);
+
+/* genl.c */
+int chorus_genl_register(void);
+void chorus_genl_unregister(void);
+void chorus_genl_notify(struct chorus_volume *vol, enum chorus_event event);
+
+#endif /* CHORUS_H */

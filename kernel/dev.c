@@ -1,0 +1,311 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chorus - replicated block storage: the blk-mq block device of a volume.
+ *
+ * Every request is passed to the backing device as clones of its bios;
+ * the request completes when the last clone does. A flush request becomes
+ * an empty REQ_PREFLUSH bio. The device declares a volatile write cache and
+ * FUA so that both reach the backing device (and later every replica) as
+ * they were asked for.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/module.h>
+#include <net/netlink.h>
+
+#include "chorus.h"
+
+static int chorus_major;
+
+/**
+ * struct chorus_rq - per-request state, the blk-mq pdu
+ * @pending: clones in flight, plus one held by the submitter
+ * @status: an error status of one of the clones, BLK_STS_OK when none
+ */
+struct chorus_rq {
+	atomic_t pending;
+	blk_status_t status;
+};
+
+static void chorus_account(struct chorus_volume *vol, struct request *rq,
+			   blk_status_t status)
+{
+	struct chorus_stats __percpu *s = vol->stats;
+	unsigned int bytes = blk_rq_bytes(rq);
+
+	if (status != BLK_STS_OK) {
+		this_cpu_inc(s->errors);
+		return;
+	}
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		this_cpu_inc(s->reads);
+		this_cpu_add(s->read_bytes, bytes);
+		break;
+	case REQ_OP_WRITE:
+		this_cpu_inc(s->writes);
+		this_cpu_add(s->write_bytes, bytes);
+		if (rq->cmd_flags & REQ_FUA)
+			this_cpu_inc(s->fua_writes);
+		break;
+	case REQ_OP_FLUSH:
+		this_cpu_inc(s->flushes);
+		break;
+	case REQ_OP_DISCARD:
+		this_cpu_inc(s->discards);
+		break;
+	case REQ_OP_WRITE_ZEROES:
+		this_cpu_inc(s->write_zeroes);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Drop a reference on the request; the last one completes it. */
+static void chorus_rq_put(struct request *rq)
+{
+	struct chorus_volume *vol = rq->q->queuedata;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	blk_status_t status;
+
+	/* atomic_dec_and_test() orders the clones' status stores before. */
+	if (!atomic_dec_and_test(&rqd->pending))
+		return;
+
+	status = READ_ONCE(rqd->status);
+	chorus_account(vol, rq, status);
+	if (status != BLK_STS_OK && status != BLK_STS_NOTSUPP)
+		chorus_volume_set_failed(vol);
+	blk_mq_end_request(rq, status);
+}
+
+static void chorus_clone_endio(struct bio *clone)
+{
+	struct request *rq = clone->bi_private;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+
+	/* Any one error fails the request; which one does not matter. */
+	if (clone->bi_status)
+		WRITE_ONCE(rqd->status, clone->bi_status);
+	bio_put(clone);
+	chorus_rq_put(rq);
+}
+
+static void chorus_submit_clone(struct request *rq, struct bio *clone)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+
+	atomic_inc(&rqd->pending);
+	clone->bi_end_io = chorus_clone_endio;
+	clone->bi_private = rq;
+	submit_bio_noacct(clone);
+}
+
+/*
+ * Runs with BLK_MQ_F_BLOCKING: allocating clones from the mempool and
+ * submitting them to the backing device may sleep.
+ */
+static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
+				    const struct blk_mq_queue_data *bd)
+{
+	struct chorus_volume *vol = hctx->queue->queuedata;
+	struct block_device *bdev = vol->backing.bdev;
+	struct request *rq = bd->rq;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	blk_opf_t fua = rq->cmd_flags & REQ_FUA;
+	struct bio *bio, *clone;
+
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+	case REQ_OP_WRITE:
+	case REQ_OP_FLUSH:
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		break;
+	default:
+		return BLK_STS_NOTSUPP;
+	}
+
+	blk_mq_start_request(rq);
+	rqd->status = BLK_STS_OK;
+	atomic_set(&rqd->pending, 1);
+
+	if (req_op(rq) == REQ_OP_FLUSH) {
+		clone = bio_alloc_bioset(bdev, 0, REQ_OP_WRITE | REQ_PREFLUSH,
+					 GFP_NOIO, &vol->bio_set);
+		chorus_submit_clone(rq, clone);
+		goto out;
+	}
+
+	__rq_for_each_bio(bio, rq) {
+		clone = bio_alloc_clone(bdev, bio, GFP_NOIO, &vol->bio_set);
+		if (unlikely(!clone)) {
+			WRITE_ONCE(rqd->status, BLK_STS_RESOURCE);
+			break;
+		}
+		/*
+		 * The flush machinery has already run any pre-flush as a
+		 * request of its own; the request, not the bio, says
+		 * whether this part must be written through.
+		 */
+		clone->bi_opf &= ~(REQ_PREFLUSH | REQ_FUA);
+		clone->bi_opf |= fua;
+		chorus_submit_clone(rq, clone);
+	}
+out:
+	chorus_rq_put(rq);
+	return BLK_STS_OK;
+}
+
+static const struct blk_mq_ops chorus_mq_ops = {
+	.queue_rq	= chorus_queue_rq,
+};
+
+static int chorus_open(struct block_device *bdev, fmode_t mode)
+{
+	struct chorus_volume *vol = bdev->bd_disk->private_data;
+	int ret = 0;
+
+	mutex_lock(&vol->lock);
+	if (vol->dying)
+		ret = -ENXIO;
+	else
+		vol->open_count++;
+	mutex_unlock(&vol->lock);
+	return ret;
+}
+
+static void chorus_release(struct gendisk *disk, fmode_t mode)
+{
+	struct chorus_volume *vol = disk->private_data;
+
+	mutex_lock(&vol->lock);
+	vol->open_count--;
+	mutex_unlock(&vol->lock);
+}
+
+static const struct block_device_operations chorus_fops = {
+	.owner		= THIS_MODULE,
+	.open		= chorus_open,
+	.release	= chorus_release,
+};
+
+/*
+ * Inherit what the backing device can do (transfer sizes, alignment,
+ * discard, write zeroes), then impose the volume's block size.
+ */
+static void chorus_dev_set_limits(struct chorus_volume *vol,
+				  struct request_queue *q)
+{
+	struct block_device *bdev = vol->backing.bdev;
+
+	blk_set_stacking_limits(&q->limits);
+	blk_stack_limits(&q->limits, &bdev_get_queue(bdev)->limits, 0);
+	blk_queue_logical_block_size(q, vol->block_size);
+	blk_queue_physical_block_size(q, max(vol->block_size,
+					     bdev_physical_block_size(bdev)));
+	blk_queue_io_min(q, max(vol->block_size, bdev_io_min(bdev)));
+	blk_queue_write_cache(q, true, true);
+	if (bdev_nonrot(bdev))
+		blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	else
+		blk_queue_flag_clear(QUEUE_FLAG_NONROT, q);
+	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
+}
+
+/**
+ * chorus_dev_create() - create and add the block device of a volume
+ * @vol: volume with index, geometry and backing set
+ * @extack: where to say what failed
+ *
+ * Context: process context.
+ * Return: 0, or a negative errno with nothing left allocated.
+ */
+int chorus_dev_create(struct chorus_volume *vol, struct netlink_ext_ack *extack)
+{
+	struct blk_mq_tag_set *set = &vol->tag_set;
+	struct gendisk *disk;
+	int ret;
+
+	ret = bioset_init(&vol->bio_set, BIO_POOL_SIZE, 0, BIOSET_NEED_RESCUER);
+	if (ret)
+		return ret;
+
+	set->ops = &chorus_mq_ops;
+	set->nr_hw_queues = num_online_cpus();
+	set->queue_depth = chorus_queue_depth;
+	set->numa_node = NUMA_NO_NODE;
+	set->cmd_size = sizeof(struct chorus_rq);
+	set->flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING;
+	set->driver_data = vol;
+	ret = blk_mq_alloc_tag_set(set);
+	if (ret)
+		goto exit_bioset;
+
+	disk = blk_mq_alloc_disk(set, vol);
+	if (IS_ERR(disk)) {
+		ret = PTR_ERR(disk);
+		goto free_tag_set;
+	}
+	chorus_dev_set_limits(vol, disk->queue);
+
+	disk->major = chorus_major;
+	disk->first_minor = vol->index;
+	disk->minors = 1;
+	disk->fops = &chorus_fops;
+	disk->private_data = vol;
+	disk->flags |= GENHD_FL_NO_PART;
+	snprintf(disk->disk_name, DISK_NAME_LEN, "chorus%d", vol->index);
+	set_capacity(disk, vol->nr_sectors);
+	vol->disk = disk;
+
+	ret = device_add_disk(NULL, disk, chorus_disk_groups);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "cannot add the block device");
+		goto put_disk;
+	}
+	return 0;
+
+put_disk:
+	vol->disk = NULL;
+	put_disk(disk);
+free_tag_set:
+	blk_mq_free_tag_set(set);
+exit_bioset:
+	bioset_exit(&vol->bio_set);
+	return ret;
+}
+
+/**
+ * chorus_dev_destroy() - remove a volume's block device
+ * @vol: volume whose device nobody has open
+ *
+ * Waits for the requests in flight to complete.
+ * Context: process context.
+ */
+void chorus_dev_destroy(struct chorus_volume *vol)
+{
+	del_gendisk(vol->disk);
+	put_disk(vol->disk);
+	vol->disk = NULL;
+	blk_mq_free_tag_set(&vol->tag_set);
+	bioset_exit(&vol->bio_set);
+}
+
+int chorus_dev_major_register(void)
+{
+	int ret = register_blkdev(0, "chorus");
+
+	if (ret < 0)
+		return ret;
+	chorus_major = ret;
+	return 0;
+}
+
+void chorus_dev_major_unregister(void)
+{
+	unregister_blkdev(chorus_major, "chorus");
+}

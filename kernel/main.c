@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chorus - replicated block storage: module init/exit and the registry of
+ * volumes on this node.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/ctype.h>
+#include <linux/idr.h>
+#include <linux/module.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <net/netlink.h>
+
+#include "chorus.h"
+
+unsigned int chorus_queue_depth = 128;
+module_param_named(queue_depth, chorus_queue_depth, uint, 0444);
+MODULE_PARM_DESC(queue_depth, "blk-mq queue depth of each volume (default 128)");
+
+/*
+ * The registry: chorus_volumes_lock protects chorus_volumes_idr, the
+ * uniqueness of names and chorus_unloading. It is held across the whole of
+ * a create or destroy, so a volume found under it stays valid until it is
+ * released. It nests outside chorus_volume.lock and the gendisk's
+ * open_mutex; the I/O path never takes it.
+ */
+DEFINE_MUTEX(chorus_volumes_lock);
+static DEFINE_IDR(chorus_volumes_idr);
+static bool chorus_unloading;
+
+/* One minor per volume; the registry id is the minor. */
+#define CHORUS_MAX_VOLUMES	BIT(MINORBITS)
+
+/**
+ * chorus_volume_name_valid() - check a volume name
+ * @name: NUL-terminated candidate
+ *
+ * Names become file names (/dev/chorus/<name>) and nvmet configfs entries,
+ * so they are restricted to 1..63 characters of [A-Za-z0-9._-] and may not
+ * start with '.'.
+ *
+ * Return: true when @name may be used.
+ */
+bool chorus_volume_name_valid(const char *name)
+{
+	size_t len = strnlen(name, CHORUS_VOLUME_NAME_MAX);
+	size_t i;
+
+	if (len == 0 || len >= CHORUS_VOLUME_NAME_MAX || name[0] == '.')
+		return false;
+	for (i = 0; i < len; i++) {
+		if (!isalnum(name[i]) && !strchr("._-", name[i]))
+			return false;
+	}
+	return true;
+}
+
+/**
+ * chorus_volume_find() - look a volume up by name
+ * @name: volume name
+ *
+ * Context: chorus_volumes_lock held.
+ * Return: the volume, or NULL.
+ */
+struct chorus_volume *chorus_volume_find(const char *name)
+{
+	struct chorus_volume *vol;
+	int id;
+
+	lockdep_assert_held(&chorus_volumes_lock);
+	idr_for_each_entry(&chorus_volumes_idr, vol, id) {
+		if (!strcmp(vol->name, name))
+			return vol;
+	}
+	return NULL;
+}
+
+/**
+ * chorus_volume_next() - iterate over the volumes in registry order
+ * @index: in: the first id to consider; out: the id of the volume returned
+ *
+ * Context: chorus_volumes_lock held.
+ * Return: the volume with the lowest id >= *@index, or NULL.
+ */
+struct chorus_volume *chorus_volume_next(int *index)
+{
+	lockdep_assert_held(&chorus_volumes_lock);
+	return idr_get_next(&chorus_volumes_idr, index);
+}
+
+enum chorus_volume_state chorus_volume_state(struct chorus_volume *vol)
+{
+	return atomic_read(&vol->state);
+}
+
+/**
+ * chorus_volume_set_failed() - note that the backing device failed an I/O
+ * @vol: the volume
+ *
+ * Context: any, including hard irq (bio completion).
+ */
+void chorus_volume_set_failed(struct chorus_volume *vol)
+{
+	if (atomic_cmpxchg(&vol->state, CHORUS_VOLUME_STATE_ONLINE,
+			   CHORUS_VOLUME_STATE_FAILED) ==
+	    CHORUS_VOLUME_STATE_ONLINE)
+		schedule_work(&vol->state_work);
+}
+
+static void chorus_volume_state_workfn(struct work_struct *work)
+{
+	struct chorus_volume *vol =
+		container_of(work, struct chorus_volume, state_work);
+
+	pr_err("%s: backing device %s returned an I/O error, volume marked failed\n",
+	       vol->name, vol->backing.path);
+	chorus_genl_notify(vol, CHORUS_EVENT_VOLUME_STATE);
+}
+
+#define CHORUS_STAT(_name, _attr) \
+	{ #_name, _attr, offsetof(struct chorus_stats, _name) }
+
+/* The one list of counters: sysfs and netlink both walk it. */
+const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS] = {
+	CHORUS_STAT(reads, CHORUS_STAT_READS),
+	CHORUS_STAT(read_bytes, CHORUS_STAT_READ_BYTES),
+	CHORUS_STAT(writes, CHORUS_STAT_WRITES),
+	CHORUS_STAT(write_bytes, CHORUS_STAT_WRITE_BYTES),
+	CHORUS_STAT(flushes, CHORUS_STAT_FLUSHES),
+	CHORUS_STAT(fua_writes, CHORUS_STAT_FUA_WRITES),
+	CHORUS_STAT(discards, CHORUS_STAT_DISCARDS),
+	CHORUS_STAT(write_zeroes, CHORUS_STAT_WRITE_ZEROES),
+	CHORUS_STAT(errors, CHORUS_STAT_ERRORS),
+};
+
+/**
+ * chorus_volume_stats() - sum a volume's per-CPU counters
+ * @vol: the volume
+ * @sum: filled with the totals
+ */
+void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum)
+{
+	int cpu;
+
+	memset(sum, 0, sizeof(*sum));
+	for_each_possible_cpu(cpu) {
+		const struct chorus_stats *s = per_cpu_ptr(vol->stats, cpu);
+
+		sum->reads += READ_ONCE(s->reads);
+		sum->read_bytes += READ_ONCE(s->read_bytes);
+		sum->writes += READ_ONCE(s->writes);
+		sum->write_bytes += READ_ONCE(s->write_bytes);
+		sum->flushes += READ_ONCE(s->flushes);
+		sum->fua_writes += READ_ONCE(s->fua_writes);
+		sum->discards += READ_ONCE(s->discards);
+		sum->write_zeroes += READ_ONCE(s->write_zeroes);
+		sum->errors += READ_ONCE(s->errors);
+	}
+}
+
+/*
+ * Work out size and block size from the request and the backing device.
+ * Nothing is changed on a rejection.
+ */
+static int chorus_volume_set_geometry(struct chorus_volume *vol,
+				      const struct chorus_volume_config *cfg,
+				      struct netlink_ext_ack *extack)
+{
+	struct block_device *bdev = vol->backing.bdev;
+	u32 backing_lbs = bdev_logical_block_size(bdev);
+	u64 backing_bytes = bdev_nr_bytes(bdev);
+	u32 bs = cfg->block_size ? cfg->block_size : backing_lbs;
+	u64 size;
+
+	if (bs < SECTOR_SIZE || bs > PAGE_SIZE || !is_power_of_2(bs)) {
+		NL_SET_ERR_MSG(extack,
+			       "block size must be 512, 1024, 2048 or 4096");
+		return -EINVAL;
+	}
+	if (bs < backing_lbs) {
+		NL_SET_ERR_MSG(extack,
+			       "block size is smaller than the backing device's logical block size");
+		return -EINVAL;
+	}
+
+	size = cfg->size_bytes ? cfg->size_bytes : round_down(backing_bytes, bs);
+	if (size == 0) {
+		NL_SET_ERR_MSG(extack, "backing device is smaller than one block");
+		return -EINVAL;
+	}
+	if (size > backing_bytes) {
+		NL_SET_ERR_MSG(extack, "size exceeds the backing device's size");
+		return -EINVAL;
+	}
+	if (!IS_ALIGNED(size, bs)) {
+		NL_SET_ERR_MSG(extack, "size is not a multiple of the block size");
+		return -EINVAL;
+	}
+
+	vol->block_size = bs;
+	vol->nr_sectors = size >> SECTOR_SHIFT;
+	return 0;
+}
+
+/**
+ * chorus_volume_create() - create a volume and its block device
+ * @cfg: what to create; the name must already be valid
+ * @extack: where to say what was wrong
+ * @out: the new volume on success
+ *
+ * Context: process context, chorus_volumes_lock held.
+ * Return: 0, or a negative errno with a message in @extack; on failure
+ * nothing is left behind and no other volume is touched.
+ */
+int chorus_volume_create(const struct chorus_volume_config *cfg,
+			 struct netlink_ext_ack *extack,
+			 struct chorus_volume **out)
+{
+	struct chorus_volume *vol;
+	int ret;
+
+	lockdep_assert_held(&chorus_volumes_lock);
+
+	if (chorus_unloading) {
+		NL_SET_ERR_MSG(extack, "chorus module is unloading");
+		return -ENODEV;
+	}
+	if (chorus_volume_find(cfg->name)) {
+		NL_SET_ERR_MSG(extack, "a volume with this name exists");
+		return -EEXIST;
+	}
+
+	vol = kzalloc(sizeof(*vol), GFP_KERNEL);
+	if (!vol)
+		return -ENOMEM;
+	strscpy(vol->name, cfg->name, sizeof(vol->name));
+	if (cfg->uuid_set)
+		uuid_copy(&vol->uuid, &cfg->uuid);
+	else
+		uuid_gen(&vol->uuid);
+	mutex_init(&vol->lock);
+	atomic_set(&vol->state, CHORUS_VOLUME_STATE_ONLINE);
+	INIT_WORK(&vol->state_work, chorus_volume_state_workfn);
+
+	vol->stats = alloc_percpu(struct chorus_stats);
+	if (!vol->stats) {
+		ret = -ENOMEM;
+		goto free_vol;
+	}
+
+	/* Reserve the id; lookups skip it until the volume is complete. */
+	ret = idr_alloc(&chorus_volumes_idr, NULL, 0, CHORUS_MAX_VOLUMES,
+			GFP_KERNEL);
+	if (ret < 0) {
+		if (ret == -ENOSPC)
+			NL_SET_ERR_MSG(extack, "too many volumes");
+		goto free_stats;
+	}
+	vol->index = ret;
+
+	ret = chorus_backing_open(&vol->backing, cfg->backing_path, vol, extack);
+	if (ret)
+		goto remove_id;
+
+	ret = chorus_volume_set_geometry(vol, cfg, extack);
+	if (ret)
+		goto close_backing;
+
+	ret = chorus_dev_create(vol, extack);
+	if (ret)
+		goto close_backing;
+
+	idr_replace(&chorus_volumes_idr, vol, vol->index);
+	pr_info("%s: created as %s on %s, %llu bytes, block size %u\n",
+		vol->name, vol->disk->disk_name, vol->backing.path,
+		(u64)vol->nr_sectors << SECTOR_SHIFT, vol->block_size);
+	*out = vol;
+	return 0;
+
+close_backing:
+	chorus_backing_close(&vol->backing);
+remove_id:
+	idr_remove(&chorus_volumes_idr, vol->index);
+free_stats:
+	free_percpu(vol->stats);
+free_vol:
+	mutex_destroy(&vol->lock);
+	kfree(vol);
+	return ret;
+}
+
+/**
+ * chorus_volume_destroy() - destroy a volume that nobody has open
+ * @vol: the volume
+ * @extack: where to say why not
+ *
+ * Announces the destruction, removes the block device (waiting for the
+ * I/O in flight) and releases the backing device.
+ *
+ * Context: process context, chorus_volumes_lock held.
+ * Return: 0, or -EBUSY while the block device is open (nothing changed).
+ */
+int chorus_volume_destroy(struct chorus_volume *vol,
+			  struct netlink_ext_ack *extack)
+{
+	lockdep_assert_held(&chorus_volumes_lock);
+
+	mutex_lock(&vol->lock);
+	if (vol->open_count) {
+		mutex_unlock(&vol->lock);
+		NL_SET_ERR_MSG(extack, "volume is open");
+		return -EBUSY;
+	}
+	vol->dying = true;
+	mutex_unlock(&vol->lock);
+
+	chorus_genl_notify(vol, CHORUS_EVENT_VOLUME_DESTROYED);
+	idr_remove(&chorus_volumes_idr, vol->index);
+	pr_info("%s: destroyed\n", vol->name);
+
+	chorus_dev_destroy(vol);
+	/* No I/O is left to change the state. */
+	cancel_work_sync(&vol->state_work);
+	chorus_backing_close(&vol->backing);
+	free_percpu(vol->stats);
+	mutex_destroy(&vol->lock);
+	kfree(vol);
+	return 0;
+}
+
+static int __init chorus_init(void)
+{
+	int ret;
+
+	if (chorus_queue_depth < 1 || chorus_queue_depth > BLK_MQ_MAX_DEPTH) {
+		pr_err("queue_depth must be 1..%u\n", BLK_MQ_MAX_DEPTH);
+		return -EINVAL;
+	}
+
+	chorus_sysfs_init();
+	ret = chorus_dev_major_register();
+	if (ret)
+		return ret;
+
+	ret = chorus_genl_register();
+	if (ret)
+		goto unregister_major;
+
+	pr_info("loaded, generic netlink family \"%s\"\n", CHORUS_GENL_NAME);
+	return 0;
+
+unregister_major:
+	chorus_dev_major_unregister();
+	return ret;
+}
+
+static void __exit chorus_exit(void)
+{
+	struct chorus_volume *vol;
+	int id;
+
+	/*
+	 * An open volume holds a reference on the module, so every volume
+	 * left here is idle and its destruction cannot fail.
+	 */
+	mutex_lock(&chorus_volumes_lock);
+	chorus_unloading = true;
+	idr_for_each_entry(&chorus_volumes_idr, vol, id)
+		WARN_ON(chorus_volume_destroy(vol, NULL));
+	mutex_unlock(&chorus_volumes_lock);
+
+	chorus_genl_unregister();
+	chorus_dev_major_unregister();
+	idr_destroy(&chorus_volumes_idr);
+	pr_info("unloaded\n");
+}
+
+module_init(chorus_init);
+module_exit(chorus_exit);
+
+MODULE_DESCRIPTION("chorus replicated block storage");
+MODULE_AUTHOR("The chorus authors");
+MODULE_LICENSE("GPL");
