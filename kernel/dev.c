@@ -134,7 +134,8 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	atomic_set(&rqd->pending, 1);
 
 	if (req_op(rq) == REQ_OP_FLUSH) {
-		clone = bio_alloc_bioset(bdev, 0, REQ_OP_WRITE | REQ_PREFLUSH,
+		clone = bio_alloc_bioset(bdev, 0,
+					 REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC,
 					 GFP_NOIO, &vol->bio_set);
 		chorus_submit_clone(rq, clone);
 		goto out;
