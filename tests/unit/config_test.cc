@@ -1,0 +1,329 @@
+// chorusd config file parsing.
+#include <gtest/gtest.h>
+
+#include <regex>
+#include <string>
+
+#include "lib/config.h"
+#include "test_util.h"
+
+namespace chorus {
+namespace {
+
+// Line numbers matter: tests below refer to them.
+const char kValid[] =
+    "# /etc/chorus/chorusd.conf\n"                   // 1
+    "[node]\n"                                       // 2
+    "id = 2                 # this node\n"           // 3
+    "\n"                                             // 4
+    "[subsystem]\n"                                  // 5
+    "nqn = nqn.2026-11.org.chorus:demo\n"            // 6
+    "\n"                                             // 7
+    "[port tcp1]\n"                                  // 8
+    "transport = tcp\n"                              // 9
+    "address = 10.99.0.2\n"                          // 10
+    "\n"                                             // 11
+    "[port rdma1]\n"                                 // 12
+    "transport = rdma\n"                             // 13
+    "address = fd00::2\n"                            // 14
+    "service = 4421\n"                               // 15
+    "\n"                                             // 16
+    "[ana]\n"                                        // 17
+    "groups = 1, 2,3\n"                              // 18
+    "\n"                                             // 19
+    "[namespace 1]\n"                                // 20
+    "device = /dev/chorus/vol0\n"                    // 21
+    "uuid = 3f1c4b6e-0d2a-4b8e-9c1f-2a3b4c5d6e7f\n"  // 22
+    "\n"                                             // 23
+    "[namespace 7]\n"                                // 24
+    "device = /dev/chorus/vol1\n"                    // 25
+    "uuid = 11111111-2222-3333-4444-555555555555\n"  // 26
+    "nguid = 66666666777788889999aaaaaaaaaaaa\n"     // 27
+    "ana_group = 3\n";                               // 28
+
+Config Parse(const std::string& text) {
+    return ParseConfig(text, "test.conf");
+}
+
+// Expects a ConfigError whose message matches the regex.
+void ExpectError(const std::string& text, const std::string& pattern) {
+    try {
+        Parse(text);
+        ADD_FAILURE() << "no error, expected /" << pattern << "/ for:\n" << text;
+    } catch (const ConfigError& e) {
+        EXPECT_TRUE(std::regex_search(e.what(), std::regex(pattern)))
+            << "message: " << e.what() << "\nexpected: /" << pattern << "/";
+    }
+}
+
+std::string Replace(std::string text, const std::string& from, const std::string& to) {
+    size_t pos = text.find(from);
+    EXPECT_NE(pos, std::string::npos) << from;
+    return text.replace(pos, from.size(), to);
+}
+
+TEST(Config, ParsesFullExample) {
+    Config c = Parse(kValid);
+    EXPECT_EQ(c.node_id, 2u);
+    EXPECT_EQ(c.cntlid_min, 2001);
+    EXPECT_EQ(c.cntlid_max, 4000);
+    EXPECT_EQ(c.nqn, "nqn.2026-11.org.chorus:demo");
+    EXPECT_EQ(c.serial, DefaultSerial(c.nqn));
+    EXPECT_EQ(c.serial.size(), 16u);
+    EXPECT_EQ(c.model, "chorus");
+    EXPECT_TRUE(c.allow_any_host);
+
+    ASSERT_EQ(c.ports.size(), 2u);
+    EXPECT_EQ(c.ports[0].label, "tcp1");
+    EXPECT_EQ(c.ports[0].transport, "tcp");
+    EXPECT_EQ(c.ports[0].address, "10.99.0.2");
+    EXPECT_EQ(c.ports[0].adrfam, "ipv4");
+    EXPECT_EQ(c.ports[0].service, 4420);
+    EXPECT_EQ(c.ports[0].id, 1u);
+    EXPECT_EQ(c.ports[1].transport, "rdma");
+    EXPECT_EQ(c.ports[1].adrfam, "ipv6");
+    EXPECT_EQ(c.ports[1].service, 4421);
+    EXPECT_EQ(c.ports[1].id, 2u);
+
+    EXPECT_EQ(c.ana_groups, (std::vector<uint32_t>{1, 2, 3}));
+
+    ASSERT_EQ(c.namespaces.size(), 2u);
+    EXPECT_EQ(c.namespaces[0].nsid, 1u);
+    EXPECT_EQ(c.namespaces[0].device, "/dev/chorus/vol0");
+    EXPECT_EQ(FormatUuid(c.namespaces[0].uuid), "3f1c4b6e-0d2a-4b8e-9c1f-2a3b4c5d6e7f");
+    EXPECT_EQ(c.namespaces[0].nguid, c.namespaces[0].uuid);  // default
+    EXPECT_EQ(c.namespaces[0].ana_group, 2u);                // default: node id
+    EXPECT_EQ(c.namespaces[1].nsid, 7u);
+    EXPECT_EQ(FormatUuid(c.namespaces[1].nguid), "66666666-7777-8888-9999-aaaaaaaaaaaa");
+    EXPECT_EQ(c.namespaces[1].ana_group, 3u);
+}
+
+TEST(Config, ExplicitValuesOverrideDefaults) {
+    std::string text = Replace(kValid, "id = 2                 # this node\n",
+                               "id = 32\ncntlid_min = 100\ncntlid_max = 0xffef\n");
+    text = Replace(text, "nqn = nqn.2026-11.org.chorus:demo\n",
+                   "nqn = nqn.2026-11.org.chorus:demo\nserial = SN1\nmodel = chorus test\n"
+                   "allow_any_host = no\n");
+    text = Replace(text, "service = 4421\n", "service = 4421\nid = 9\n");
+    text = Replace(text, "groups = 1, 2,3", "groups = 1,2,3,32");
+    Config c = Parse(text);
+    EXPECT_EQ(c.node_id, 32u);
+    EXPECT_EQ(c.cntlid_min, 100);
+    EXPECT_EQ(c.cntlid_max, 0xffef);
+    EXPECT_EQ(c.serial, "SN1");
+    EXPECT_EQ(c.model, "chorus test");
+    EXPECT_FALSE(c.allow_any_host);
+    EXPECT_EQ(c.ports[1].id, 9u);
+}
+
+TEST(Config, DefaultCntlidRangesAreDisjoint) {
+    uint32_t prev_max = 0;
+    for (int id = 1; id <= 32; id++) {
+        std::string text = Replace(kValid, "[ana]\ngroups = 1, 2,3\n", "");
+        text = Replace(text, "ana_group = 3\n", "");
+        Config c = Parse(Replace(text, "id = 2 ", "id = " + std::to_string(id) + " "));
+        EXPECT_GT(c.cntlid_min, prev_max);
+        EXPECT_LT(c.cntlid_min, c.cntlid_max);
+        EXPECT_LE(c.cntlid_max, kMaxCntlid);
+        prev_max = c.cntlid_max;
+    }
+}
+
+TEST(Config, SerialDefaultIsStable) {
+    // Every node must derive the same serial from the same NQN.
+    EXPECT_EQ(DefaultSerial("nqn.2026-11.org.chorus:demo"),
+              DefaultSerial("nqn.2026-11.org.chorus:demo"));
+    EXPECT_NE(DefaultSerial("nqn.2026-11.org.chorus:demo"),
+              DefaultSerial("nqn.2026-11.org.chorus:demo2"));
+}
+
+TEST(Config, WithoutAnaSectionGroupsComeFromNodeAndNamespaces) {
+    std::string text = Replace(kValid, "[ana]\ngroups = 1, 2,3\n", "");
+    Config c = Parse(text);
+    EXPECT_EQ(c.ana_groups, (std::vector<uint32_t>{2, 3}));
+}
+
+struct MissingCase {
+    const char* name;     // test name suffix
+    const char* remove;   // line to delete from kValid
+    const char* pattern;  // expected message
+};
+
+class ConfigMissingKey : public testing::TestWithParam<MissingCase> {};
+
+TEST_P(ConfigMissingKey, NamesFileLineAndKey) {
+    ExpectError(Replace(kValid, GetParam().remove, ""), GetParam().pattern);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Required, ConfigMissingKey,
+    testing::Values(
+        MissingCase{"NodeId", "id = 2                 # this node\n",
+                    "^test\\.conf:2: \\[node\\]: missing required key 'id'$"},
+        MissingCase{"SubsystemNqn", "nqn = nqn.2026-11.org.chorus:demo\n",
+                    "^test\\.conf:5: \\[subsystem\\]: missing required key 'nqn'$"},
+        MissingCase{"PortTransport", "transport = tcp\n",
+                    "^test\\.conf:8: \\[port tcp1\\]: missing required key 'transport'$"},
+        MissingCase{"PortAddress", "address = fd00::2\n",
+                    "^test\\.conf:12: \\[port rdma1\\]: missing required key 'address'$"},
+        MissingCase{"AnaGroups", "groups = 1, 2,3\n",
+                    "^test\\.conf:17: \\[ana\\]: missing required key 'groups'$"},
+        MissingCase{"NamespaceDevice", "device = /dev/chorus/vol0\n",
+                    "^test\\.conf:20: \\[namespace 1\\]: missing required key 'device'$"},
+        MissingCase{"NamespaceUuid", "uuid = 11111111-2222-3333-4444-555555555555\n",
+                    "^test\\.conf:24: \\[namespace 7\\]: missing required key 'uuid'$"}),
+    [](const testing::TestParamInfo<MissingCase>& info) { return std::string(info.param.name); });
+
+TEST(Config, MissingSections) {
+    ExpectError(Replace(kValid, "[node]\nid = 2                 # this node\n", ""),
+                "^test\\.conf: missing required section \\[node\\]");
+    ExpectError(Replace(kValid, "[subsystem]\nnqn = nqn.2026-11.org.chorus:demo\n", ""),
+                "^test\\.conf: missing required section \\[subsystem\\]");
+    std::string no_ports =
+        Replace(kValid, "[port tcp1]\ntransport = tcp\naddress = 10.99.0.2\n", "");
+    no_ports = Replace(no_ports,
+                       "[port rdma1]\ntransport = rdma\naddress = fd00::2\nservice = 4421\n", "");
+    ExpectError(no_ports, "missing required section \\[port LABEL\\]");
+}
+
+struct BadValueCase {
+    std::string name;  // test name suffix
+    std::string from;
+    std::string to;
+    std::string pattern;
+};
+
+class ConfigBadValue : public testing::TestWithParam<BadValueCase> {};
+
+TEST_P(ConfigBadValue, IsRejectedWithFileLineAndKey) {
+    ExpectError(Replace(kValid, GetParam().from, GetParam().to), GetParam().pattern);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Values, ConfigBadValue,
+    testing::Values(
+        BadValueCase{"NodeIdZero", "id = 2 ", "id = 0 ",
+                     "^test\\.conf:3: 'id': '0' is not a number in 1\\.\\.32"},
+        BadValueCase{"NodeIdTooBig", "id = 2 ", "id = 33 ", "^test\\.conf:3: 'id'"},
+        BadValueCase{"NodeIdNotNumber", "id = 2 ", "id = two ", "^test\\.conf:3: 'id': 'two'"},
+        BadValueCase{"CntlidMinAboveMax", "id = 2 ",
+                     "id = 2\ncntlid_min = 5000\ncntlid_max = 4000\n#",
+                     "^test\\.conf:5: cntlid_min \\(5000\\) must be below cntlid_max"},
+        BadValueCase{"CntlidMaxTooBig", "id = 2 ", "id = 2\ncntlid_max = 65520\n#",
+                     "^test\\.conf:4: 'cntlid_max'"},
+        BadValueCase{"NqnPrefix", "nqn = nqn.2026", "nqn = iqn.2026",
+                     "^test\\.conf:6: 'nqn'.*'nqn\\.'"},
+        BadValueCase{"NqnSlash", "nqn = nqn.2026-11.org.chorus:demo",
+                     "nqn = nqn.2026-11.org.chorus:demo/x", "^test\\.conf:6: 'nqn' contains"},
+        BadValueCase{"NqnTooLong", "org.chorus:demo", "org.chorus:demo" + std::string(200, 'x'),
+                     "^test\\.conf:6: 'nqn' is 2[0-9][0-9] bytes, at most 223"},
+        BadValueCase{"SerialTooLong", "org.chorus:demo\n",
+                     "org.chorus:demo\nserial = 012345678901234567890\n",
+                     "^test\\.conf:7: 'serial'"},
+        BadValueCase{"ModelTooLong", "org.chorus:demo\n",
+                     "org.chorus:demo\nmodel = 01234567890123456789012345678901234567890\n",
+                     "^test\\.conf:7: 'model'"},
+        BadValueCase{"AllowAnyHostNotBool", "org.chorus:demo\n",
+                     "org.chorus:demo\nallow_any_host = maybe\n",
+                     "^test\\.conf:7: 'allow_any_host': 'maybe' is not yes or no"},
+        BadValueCase{"Transport", "transport = tcp", "transport = fc",
+                     "^test\\.conf:9: 'transport': 'fc' is not tcp or rdma"},
+        BadValueCase{"Address", "address = 10.99.0.2", "address = 10.99.0.256",
+                     "^test\\.conf:10: 'address': '10\\.99\\.0\\.256' is not an IPv4 or IPv6"},
+        BadValueCase{"Service", "service = 4421", "service = 70000", "^test\\.conf:15: 'service'"},
+        BadValueCase{"PortIdTaken", "service = 4421", "service = 4421\nid = 1",
+                     "^test\\.conf:16: port id 1 of \\[port rdma1\\] is used by another port"},
+        BadValueCase{"AnaGroupZero", "groups = 1, 2,3", "groups = 1,0",
+                     "^test\\.conf:18: 'groups': '0' is not a number in 1\\.\\.128"},
+        BadValueCase{"AnaGroupTooBig", "groups = 1, 2,3", "groups = 1,2,3,129",
+                     "^test\\.conf:18: 'groups'"},
+        BadValueCase{"AnaGroupTwice", "groups = 1, 2,3", "groups = 1,2,3,2",
+                     "^test\\.conf:18: 'groups': group 2 listed twice"},
+        BadValueCase{"NamespaceGroupNotListed", "groups = 1, 2,3", "groups = 1,2",
+                     "^test\\.conf:28: 'ana_group': group 3 is not listed in \\[ana\\] groups"},
+        BadValueCase{"DeviceRelative", "device = /dev/chorus/vol0", "device = vol0",
+                     "^test\\.conf:21: 'device': 'vol0' is not an absolute path"},
+        BadValueCase{"UuidMalformed", "uuid = 3f1c4b6e-0d2a-4b8e-9c1f-2a3b4c5d6e7f",
+                     "uuid = 3f1c4b6e", "^test\\.conf:22: 'uuid': invalid uuid"},
+        BadValueCase{"UuidNull", "uuid = 3f1c4b6e-0d2a-4b8e-9c1f-2a3b4c5d6e7f",
+                     "uuid = 00000000-0000-0000-0000-000000000000",
+                     "^test\\.conf:22: 'uuid' must not be the null uuid"},
+        BadValueCase{"UuidTaken", "uuid = 11111111-2222-3333-4444-555555555555",
+                     "uuid = 3f1c4b6e-0d2a-4b8e-9c1f-2a3b4c5d6e7f",
+                     "^test\\.conf:26: 'uuid' .* is used by another namespace"},
+        BadValueCase{"NguidMalformed", "nguid = 66666666777788889999aaaaaaaaaaaa", "nguid = 6666",
+                     "^test\\.conf:27: 'nguid': invalid uuid"},
+        BadValueCase{"NsidZero", "[namespace 7]", "[namespace 0]",
+                     "^test\\.conf:24: 'namespace id': '0' is not a number"},
+        BadValueCase{"NsidTaken", "[namespace 7]", "[namespace 01]",
+                     "^test\\.conf:24: namespace id 1 is used twice"}),
+    [](const testing::TestParamInfo<BadValueCase>& info) { return info.param.name; });
+
+TEST(Config, DuplicateSections) {
+    ExpectError(std::string(kValid) + "[node]\nid = 3\n",
+                "^test\\.conf:29: duplicate section \\[node\\] \\(first at line 2\\)$");
+    ExpectError(std::string(kValid) + "[port tcp1]\ntransport = tcp\naddress = 10.0.0.9\n",
+                "^test\\.conf:29: duplicate section \\[port tcp1\\] \\(first at line 8\\)$");
+    ExpectError(std::string(kValid) + "[namespace 1]\n",
+                "^test\\.conf:29: duplicate section \\[namespace 1\\] \\(first at line 20\\)$");
+    ExpectError(std::string(kValid) + "[ana]\ngroups = 1\n",
+                "^test\\.conf:29: duplicate section \\[ana\\]");
+}
+
+TEST(Config, DuplicateKeyAndEndpoint) {
+    ExpectError(
+        Replace(kValid, "transport = tcp\n", "transport = tcp\ntransport = rdma\n"),
+        "^test\\.conf:10: duplicate key 'transport' in \\[port tcp1\\] \\(first at line 9\\)");
+    ExpectError(std::string(kValid) + "[port again]\ntransport = tcp\naddress = 10.99.0.2\n",
+                "^test\\.conf:29: \\[port again\\]: another port already listens on tcp "
+                "10\\.99\\.0\\.2:4420");
+}
+
+TEST(Config, UnknownKeysAndSections) {
+    ExpectError(Replace(kValid, "id = 2 ", "id = 2\nfoo = bar\n#"),
+                "^test\\.conf:4: unknown key 'foo' in \\[node\\]$");
+    ExpectError(
+        Replace(kValid, "device = /dev/chorus/vol0\n", "device = /dev/chorus/vol0\nsize = 1G\n"),
+        "^test\\.conf:22: unknown key 'size' in \\[namespace 1\\]$");
+    ExpectError(std::string(kValid) + "[host h1]\n",
+                "^test\\.conf:29: unknown section \\[host h1\\]$");
+    ExpectError(std::string(kValid) + "[port]\n",
+                "^test\\.conf:29: section \\[port\\] needs a label");
+    ExpectError(std::string(kValid) + "[node 2]\n",
+                "^test\\.conf:29: section \\[node\\] takes no label");
+}
+
+TEST(Config, SyntaxErrors) {
+    ExpectError("id = 1\n", "^test\\.conf:1: key 'id' outside of any section$");
+    ExpectError("[node\n", "^test\\.conf:1: section header '\\[node' lacks a closing");
+    ExpectError("[node]\nid\n", "^test\\.conf:2: expected 'key = value'");
+    ExpectError("[node]\nid =\n", "^test\\.conf:2: key 'id' has no value$");
+    ExpectError("[node]\n= 1\n", "^test\\.conf:2: missing key before '='$");
+}
+
+TEST(Config, CommentsAndBlanks) {
+    std::string text = "; classic comment\n  # indented comment\n\n" + std::string(kValid);
+    text = Replace(text, "[port tcp1]", "  [port tcp1]   # trailing comment  ");
+    Config c = Parse(text);
+    EXPECT_EQ(c.ports[0].label, "tcp1");
+}
+
+TEST(Config, LoadFromFile) {
+    test::TempDir dir;
+    test::WriteFile(dir / "chorusd.conf", kValid);
+    Config c = LoadConfig(dir / "chorusd.conf");
+    EXPECT_EQ(c.file, dir / "chorusd.conf");
+    EXPECT_EQ(c.node_id, 2u);
+
+    test::WriteFile(dir / "bad.conf", "[node]\nid = 99\n");
+    try {
+        LoadConfig(dir / "bad.conf");
+        FAIL();
+    } catch (const ConfigError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind(dir / "bad.conf:2: 'id'", 0), 0u) << e.what();
+    }
+    EXPECT_THROW(LoadConfig(dir / "missing.conf"), ConfigError);
+}
+
+}  // namespace
+}  // namespace chorus

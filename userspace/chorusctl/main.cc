@@ -1,0 +1,322 @@
+// chorusctl: command-line control of chorus.ko volumes over generic netlink.
+// Documentation/chorusctl.rst describes the commands and exit codes.
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <iostream>
+#include <limits>
+#include <optional>
+#include <string>
+
+#include <linux/chorus.h>
+#include <CLI/CLI.hpp>
+
+#include "chorusctl/output.h"
+#include "lib/errors.h"
+#include "lib/genl_client.h"
+#include "lib/size.h"
+#include "lib/uuid.h"
+#include "lib/volume_validate.h"
+
+namespace chorus {
+namespace {
+
+// Documented in Documentation/chorusctl.rst; scripts depend on them.
+enum ExitCode {
+    kExitOk = 0,
+    kExitFailed = 1,      // the operation failed (the kernel said no)
+    kExitUsage = 2,       // bad command line
+    kExitNoModule = 3,    // chorus.ko is not loaded
+    kExitNotFound = 4,    // no such volume (get/status/destroy)
+    kExitPermission = 5,  // permission denied
+};
+
+// A command-line problem found after CLI11 accepted the arguments.
+class UsageError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct Args {
+    bool json = false;
+    std::string name;
+    std::string backing;
+    std::string size;
+    std::string block_size;
+    std::string uuid;
+    int count = 0;
+    double timeout = 0;
+};
+
+// CLI11 validator from a check returning "" when fine, else the reason.
+CLI::Validator Check(std::string (*fn)(std::string_view), const char* desc) {
+    return CLI::Validator([fn](std::string& s) { return fn(s); }, desc, "");
+}
+
+std::string CheckSize(std::string_view s) {
+    try {
+        if (ParseSize(s) == 0)
+            return "size must not be zero";
+        return "";
+    } catch (const Error& e) {
+        return e.what();
+    }
+}
+
+std::string CheckBlockSizeArg(std::string_view s) {
+    try {
+        return CheckBlockSize(ParseSize(s));
+    } catch (const Error& e) {
+        return e.what();
+    }
+}
+
+std::string CheckUuidArg(std::string_view s) {
+    try {
+        ParseUuid(s);
+        return "";
+    } catch (const Error& e) {
+        return e.what();
+    }
+}
+
+VolumeCreateRequest MakeCreateRequest(const Args& a) {
+    VolumeCreateRequest req;
+    req.name = a.name;
+    req.backing_path = a.backing;
+    if (!a.block_size.empty())
+        req.block_size = static_cast<uint32_t>(ParseSize(a.block_size));
+    if (!a.size.empty()) {
+        req.size_bytes = ParseSize(a.size);
+        uint32_t unit = req.block_size.value_or(512);
+        if (*req.size_bytes % unit != 0)
+            throw UsageError("--size: " + std::to_string(*req.size_bytes) +
+                             " bytes is not a multiple of the block size (" + std::to_string(unit) +
+                             ")");
+    }
+    if (!a.uuid.empty())
+        req.uuid = ParseUuid(a.uuid);
+    return req;
+}
+
+VolumeClient Connect() {
+    return VolumeClient(GenlSocket::Open());
+}
+
+void PrintJson(const nlohmann::json& j) {
+    std::cout << j.dump(2) << std::endl;
+}
+
+int CmdCreate(const Args& a) {
+    // Validate everything before talking to the kernel.
+    VolumeCreateRequest req = MakeCreateRequest(a);
+    VolumeInfo v = Connect().Create(req);
+    if (a.json) {
+        PrintJson(VolumeToJson(v));
+    } else {
+        std::cout << "created volume " << v.name << ": " << DevicePath(v) << ", "
+                  << FormatSize(v.size_bytes) << ", block size " << v.block_size << ", uuid "
+                  << FormatUuid(v.uuid) << std::endl;
+    }
+    return kExitOk;
+}
+
+int CmdDestroy(const Args& a) {
+    Connect().Destroy(a.name);
+    if (a.json)
+        PrintJson({{"name", a.name}, {"destroyed", true}});
+    else
+        std::cout << "destroyed volume " << a.name << std::endl;
+    return kExitOk;
+}
+
+int CmdList(const Args& a) {
+    std::vector<VolumeInfo> volumes = Connect().List();
+    if (a.json) {
+        nlohmann::json arr = nlohmann::json::array();
+        for (const auto& v : volumes)
+            arr.push_back(VolumeToJson(v));
+        PrintJson(arr);
+    } else {
+        PrintVolumeTable(std::cout, volumes);
+        std::cout.flush();
+    }
+    return kExitOk;
+}
+
+int CmdStatus(const Args& a) {
+    VolumeInfo v = Connect().Get(a.name);
+    if (a.json) {
+        PrintJson(VolumeToJson(v));
+    } else {
+        PrintVolumeStatus(std::cout, v);
+        std::cout.flush();
+    }
+    return kExitOk;
+}
+
+int CmdEvents(const Args& a) {
+    EventListener listener = EventListener::Open();
+    using Clock = std::chrono::steady_clock;
+    std::optional<Clock::time_point> deadline;
+    if (a.timeout > 0)
+        deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(a.timeout));
+    int seen = 0;
+    while (a.count == 0 || seen < a.count) {
+        std::optional<std::chrono::milliseconds> left;
+        if (deadline) {
+            left = std::chrono::duration_cast<std::chrono::milliseconds>(*deadline - Clock::now());
+            if (left->count() <= 0)
+                break;
+        }
+        std::optional<VolumeInfo> v;
+        try {
+            v = listener.Next(left);
+        } catch (const NetlinkError&) {
+            throw;
+        } catch (const Error& e) {
+            // One bad or lost message should not end a long-running stream.
+            std::cerr << "chorusctl: events: " << e.what() << std::endl;
+            continue;
+        }
+        if (!v)
+            break;  // timeout
+        std::string time = NowIso8601();
+        if (a.json) {
+            nlohmann::json j = VolumeToJson(*v);
+            j["event"] = EventName(v->event);
+            j["time"] = time;
+            std::cout << j.dump() << std::endl;  // one object per line
+        } else {
+            std::cout << FormatEventLine(time, *v) << std::endl;
+        }
+        seen++;
+    }
+    return kExitOk;
+}
+
+int ExitCodeFor(const Error& e, bool names_volume) {
+    if (dynamic_cast<const ModuleNotLoadedError*>(&e) != nullptr)
+        return kExitNoModule;
+    // EPERM only: the module answers EACCES for a read-only backing
+    // device, which is an ordinary failure, not a missing privilege.
+    if (e.errnum() == EPERM)
+        return kExitPermission;
+    if (names_volume && e.errnum() == ENOENT && dynamic_cast<const NetlinkError*>(&e) != nullptr)
+        return kExitNotFound;
+    return kExitFailed;
+}
+
+int Main(int argc, char** argv) {
+    Args a;
+    CLI::App app{"chorusctl - control chorus replicated block volumes", "chorusctl"};
+    app.set_version_flag("--version", std::string("chorusctl ") + CHORUS_VERSION +
+                                          " (netlink family '" CHORUS_GENL_NAME "' version " +
+                                          std::to_string(CHORUS_GENL_VERSION) + ")");
+    app.add_flag("--json", a.json, "Print machine-readable JSON instead of text");
+    app.require_subcommand(1);
+    app.fallthrough();  // so --json is accepted after the subcommand too
+
+    CLI::App* volume = app.add_subcommand("volume", "Create, destroy and inspect volumes");
+    volume->require_subcommand(1);
+    volume->fallthrough();
+
+    CLI::App* create = volume->add_subcommand("create", "Create a volume on a backing device");
+    create->add_option("NAME", a.name, "Volume name: 1..63 of [A-Za-z0-9._-], not starting '.'")
+        ->required()
+        ->check(Check(CheckVolumeName, "NAME"));
+    create->add_option("--backing", a.backing, "Absolute path of the backing block device")
+        ->required()
+        ->check(Check(CheckBackingPath, "PATH"));
+    create->add_option("--size", a.size, "Volume size (512, 4k, 64M, 1G, 1GiB); default: all")
+        ->check(Check(CheckSize, "SIZE"));
+    create
+        ->add_option("--block-size", a.block_size,
+                     "Logical block size: 512, 1024, 2048 or 4096; default: the backing's")
+        ->check(Check(CheckBlockSizeArg, "N"));
+    create->add_option("--uuid", a.uuid, "Volume uuid; default: random")
+        ->check(Check(CheckUuidArg, "UUID"));
+
+    CLI::App* destroy = volume->add_subcommand("destroy", "Destroy a volume (alias: delete)");
+    destroy->alias("delete");
+    destroy->add_option("NAME", a.name, "Volume name")
+        ->required()
+        ->check(Check(CheckVolumeName, "NAME"));
+
+    CLI::App* list = volume->add_subcommand("list", "List volumes");
+
+    CLI::App* status = volume->add_subcommand("status", "Show a volume's attributes and counters");
+    status->add_option("NAME", a.name, "Volume name")
+        ->required()
+        ->check(Check(CheckVolumeName, "NAME"));
+
+    CLI::App* events = app.add_subcommand("events", "Print volume events as they happen");
+    events->add_option("--count", a.count, "Exit after N events")
+        ->check(CLI::Range(1, std::numeric_limits<int>::max()));
+    events->add_option("--timeout", a.timeout, "Exit after SECS seconds (fractions allowed)")
+        ->check(CLI::Validator(
+            [](std::string& s) -> std::string {
+                double v = 0;
+                if (!CLI::detail::lexical_cast(s, v) || !(v > 0) || v > 1e9)
+                    return "timeout '" + s + "' is not a positive number of seconds";
+                return "";
+            },
+            "SECS", ""));
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+        return app.exit(e);  // --help, --version
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "chorusctl: " << e.what() << "\nRun with --help for more information."
+                  << std::endl;
+        return kExitUsage;
+    }
+
+    std::string what;
+    bool names_volume = false;
+    int (*cmd)(const Args&) = nullptr;
+    if (create->parsed()) {
+        what = "volume create " + a.name;
+        cmd = CmdCreate;
+    } else if (destroy->parsed()) {
+        what = "volume destroy " + a.name;
+        names_volume = true;
+        cmd = CmdDestroy;
+    } else if (list->parsed()) {
+        what = "volume list";
+        cmd = CmdList;
+    } else if (status->parsed()) {
+        what = "volume status " + a.name;
+        names_volume = true;
+        cmd = CmdStatus;
+    } else if (events->parsed()) {
+        what = "events";
+        cmd = CmdEvents;
+    } else {
+        std::cerr << "chorusctl: no command given\nRun with --help for more information."
+                  << std::endl;
+        return kExitUsage;
+    }
+
+    try {
+        return cmd(a);
+    } catch (const UsageError& e) {
+        std::cerr << "chorusctl: " << e.what() << std::endl;
+        return kExitUsage;
+    } catch (const Error& e) {
+        std::cerr << "chorusctl: " << what << ": " << e.what() << std::endl;
+        return ExitCodeFor(e, names_volume);
+    } catch (const std::exception& e) {
+        std::cerr << "chorusctl: " << what << ": " << e.what() << std::endl;
+        return kExitFailed;
+    }
+}
+
+}  // namespace
+}  // namespace chorus
+
+int main(int argc, char** argv) {
+    return chorus::Main(argc, argv);
+}

@@ -1,0 +1,192 @@
+// chorusd: exports this node's chorus volumes through the kernel NVMe target
+// (nvmet configfs) and takes the export down again on exit.
+// Documentation/chorusd.rst describes the options and the config file.
+#include <signal.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include <systemd/sd-daemon.h>
+#include <CLI/CLI.hpp>
+
+#include "chorusd/log.h"
+#include "lib/config.h"
+#include "lib/configfs.h"
+#include "lib/errors.h"
+#include "lib/fd.h"
+#include "lib/nvmet_plan.h"
+
+namespace chorus {
+namespace {
+
+enum ExitCode {
+    kExitOk = 0,
+    kExitFailed = 1,  // applying or tearing down failed
+    kExitUsage = 2,   // bad command line or config file
+};
+
+struct Args {
+    std::string config = "/etc/chorus/chorusd.conf";
+    std::string configfs = kDefaultConfigfsRoot;
+    std::string state_file = kDefaultStateFile;
+    bool once = false;
+    bool teardown = false;
+    bool print_plan = false;
+    std::string log_level = "info";
+};
+
+LogFn ApplierLog(const Logger& log) {
+    return [&log](Severity s, const std::string& msg) {
+        switch (s) {
+            case Severity::kDebug:
+                log.Debug(msg);
+                break;
+            case Severity::kInfo:
+                log.Info(msg);
+                break;
+            case Severity::kWarn:
+                log.Warn(msg);
+                break;
+        }
+    };
+}
+
+// Blocks the signals we handle and returns a signalfd for them. Blocking
+// happens before anything is applied, so a SIGTERM that arrives mid-apply
+// waits in the queue and still triggers an orderly teardown.
+Fd OpenSignalFd() {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    if (sigprocmask(SIG_BLOCK, &set, nullptr) < 0)
+        throw Error(std::string("sigprocmask: ") + std::strerror(errno), errno);
+    Fd fd(signalfd(-1, &set, SFD_CLOEXEC));
+    if (!fd.valid())
+        throw Error(std::string("signalfd: ") + std::strerror(errno), errno);
+    return fd;
+}
+
+// Waits for SIGTERM or SIGINT; returns its name.
+std::string WaitForStop(const Fd& sfd, const Logger& log) {
+    for (;;) {
+        signalfd_siginfo si;
+        ssize_t n = read(sfd.get(), &si, sizeof(si));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n != static_cast<ssize_t>(sizeof(si)))
+            throw Error(std::string("read signalfd: ") + std::strerror(errno), errno);
+        if (si.ssi_signo == SIGHUP) {
+            log.Info("SIGHUP ignored: restart chorusd to apply a changed config");
+            continue;
+        }
+        return si.ssi_signo == SIGTERM ? "SIGTERM" : "SIGINT";
+    }
+}
+
+int Teardown(ConfigfsApplier& applier, const Logger& log) {
+    TeardownResult r = applier.Teardown();
+    if (r.failed > 0) {
+        log.Error("teardown incomplete: " + std::to_string(r.failed) +
+                  " changes could not be undone (kept in the state file for a retry)");
+        return kExitFailed;
+    }
+    log.Info("teardown done: undid " + std::to_string(r.undone) + " changes");
+    return kExitOk;
+}
+
+int Run(const Args& args, const Logger& log) {
+    Fd sfd = OpenSignalFd();
+    ConfigfsApplier applier(args.configfs, args.state_file, ApplierLog(log));
+
+    if (args.teardown)
+        return Teardown(applier, log);
+
+    Config cfg;
+    try {
+        cfg = LoadConfig(args.config);
+    } catch (const ConfigError& e) {
+        log.Error(e.what());
+        return kExitUsage;
+    }
+    std::vector<ConfigfsOp> plan = PlanNvmetExport(cfg);
+    if (args.print_plan) {
+        for (const auto& op : plan)
+            std::cout << DescribeOp(op) << '\n';
+        return kExitOk;
+    }
+
+    log.Info("node " + std::to_string(cfg.node_id) + ": exporting " + cfg.nqn + " (" +
+             std::to_string(cfg.namespaces.size()) + " namespaces, " +
+             std::to_string(cfg.ports.size()) + " ports) under " + args.configfs);
+    try {
+        ApplyResult r = applier.Apply(plan);
+        log.Info("nvmet export applied: " + std::to_string(r.changed) + " changes, " +
+                 std::to_string(r.skipped) + " already in place");
+    } catch (const Error& e) {
+        log.Error("applying the nvmet export failed: " + std::string(e.what()));
+        sd_notifyf(0, "STATUS=failed: %s", e.what());
+        return kExitFailed;
+    }
+    if (args.once)
+        return kExitOk;
+
+    // Harmless (returns 0) when not started by systemd.
+    sd_notifyf(0, "READY=1\nSTATUS=exporting %s on %zu ports", cfg.nqn.c_str(), cfg.ports.size());
+    log.Info("ready; waiting for SIGTERM");
+    std::string sig = WaitForStop(sfd, log);
+    log.Info(sig + " received, tearing down the nvmet export");
+    sd_notify(0, "STOPPING=1");
+    return Teardown(applier, log);
+}
+
+int Main(int argc, char** argv) {
+    Args args;
+    CLI::App app{"chorusd - chorus node daemon: nvmet export of this node's volumes", "chorusd"};
+    app.set_version_flag("--version", std::string("chorusd ") + CHORUS_VERSION);
+    app.add_option("--config", args.config, "Config file")->capture_default_str();
+    app.add_option("--configfs", args.configfs, "configfs mount point")->capture_default_str();
+    app.add_option("--state-file", args.state_file, "Record of what chorusd created")
+        ->capture_default_str();
+    CLI::Option* once = app.add_flag("--once", args.once, "Apply the export and exit");
+    CLI::Option* teardown =
+        app.add_flag("--teardown", args.teardown, "Undo what the state file records and exit");
+    CLI::Option* print = app.add_flag("--print-plan", args.print_plan,
+                                      "Print the configfs operations and exit (changes nothing)");
+    once->excludes(teardown);
+    print->excludes(teardown);
+    print->excludes(once);
+    app.add_option("--log-level", args.log_level, "debug, info, warn or error")
+        ->check(CLI::IsMember({"debug", "info", "warn", "error"}))
+        ->capture_default_str();
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::Success& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "chorusd: " << e.what() << "\nRun with --help for more information."
+                  << std::endl;
+        return kExitUsage;
+    }
+
+    Logger log(*ParseLogLevel(args.log_level));
+    try {
+        return Run(args, log);
+    } catch (const std::exception& e) {
+        log.Error(e.what());
+        return kExitFailed;
+    }
+}
+
+}  // namespace
+}  // namespace chorus
+
+int main(int argc, char** argv) {
+    return chorus::Main(argc, argv);
+}

@@ -1,0 +1,74 @@
+// chorusd's configuration file (Documentation/chorusd.rst): which subsystem,
+// namespaces and ports this node exports through nvmet.
+#ifndef CHORUS_LIB_CONFIG_H_
+#define CHORUS_LIB_CONFIG_H_
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/uuid.h"
+
+namespace chorus {
+
+// A config error; what() is "FILE:LINE: message" (or "FILE: message" when
+// no single line is at fault, e.g. a missing section).
+class ConfigError : public std::runtime_error {
+public:
+    using std::runtime_error::runtime_error;
+};
+
+struct PortConfig {
+    std::string label;      // from "[port LABEL]"
+    std::string transport;  // "tcp" or "rdma" (nvmet addr_trtype)
+    std::string address;    // nvmet addr_traddr
+    std::string adrfam;     // "ipv4" or "ipv6", derived from the address
+    uint16_t service = 4420;
+    uint32_t id = 0;  // nvmet port id
+};
+
+struct NamespaceConfig {
+    uint32_t nsid = 0;
+    std::string device;
+    Uuid uuid{};
+    Uuid nguid{};
+    uint32_t ana_group = 0;
+};
+
+struct Config {
+    std::string file;  // where it was read from, for messages
+    uint32_t node_id = 0;
+    uint16_t cntlid_min = 0;
+    uint16_t cntlid_max = 0;
+    std::string nqn;
+    std::string serial;
+    std::string model;
+    bool allow_any_host = true;
+    std::vector<PortConfig> ports;            // in order of appearance
+    std::vector<uint32_t> ana_groups;         // ascending, unique
+    std::vector<NamespaceConfig> namespaces;  // in order of appearance
+};
+
+inline constexpr uint32_t kMaxNodeId = 32;
+inline constexpr uint32_t kMaxAnaGroups = 128;  // NVMET_MAX_ANAGRPS in Linux 6.1
+inline constexpr uint16_t kMaxCntlid = 0xffef;  // NVME_CNTLID_MAX
+inline constexpr size_t kMaxNqnLen = 223;       // NVMF_NQN_SIZE - 1
+inline constexpr size_t kMaxSerialLen = 20;
+inline constexpr size_t kMaxModelLen = 40;
+
+// Parses the text of a config file; file is used only in messages.
+// Throws ConfigError.
+Config ParseConfig(std::string_view text, const std::string& file);
+
+// Reads and parses path. Throws ConfigError (also when it cannot be read).
+Config LoadConfig(const std::string& path);
+
+// The serial number used when the config sets none: a hash of the NQN, so
+// every node derives the same one, as multipath requires.
+std::string DefaultSerial(std::string_view nqn);
+
+}  // namespace chorus
+
+#endif  // CHORUS_LIB_CONFIG_H_

@@ -1,0 +1,362 @@
+#include "lib/configfs.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/errors.h"
+#include "lib/fd.h"
+
+namespace chorus {
+
+namespace {
+
+constexpr int kStateVersion = 1;
+
+const char* KindName(StateEntry::Kind k) {
+    switch (k) {
+        case StateEntry::Kind::kDir:
+            return "dir";
+        case StateEntry::Kind::kFile:
+            return "file";
+        case StateEntry::Kind::kLink:
+            return "link";
+        case StateEntry::Kind::kWrite:
+            return "write";
+    }
+    return "?";
+}
+
+StateEntry::Kind KindFromName(const std::string& s) {
+    if (s == "dir")
+        return StateEntry::Kind::kDir;
+    if (s == "file")
+        return StateEntry::Kind::kFile;
+    if (s == "link")
+        return StateEntry::Kind::kLink;
+    if (s == "write")
+        return StateEntry::Kind::kWrite;
+    throw Error("unknown entry type '" + s + "'");
+}
+
+[[noreturn]] void ThrowErrno(const std::string& what, int errnum) {
+    throw Error(what + ": " + DescribeErrno(errnum), errnum);
+}
+
+std::string TrimTrailing(std::string s) {
+    while (!s.empty() &&
+           (s.back() == '\n' || s.back() == ' ' || s.back() == '\t' || s.back() == '\0'))
+        s.pop_back();
+    return s;
+}
+
+// Reads a small attribute file. Returns false with errno set on failure.
+bool ReadAttr(const std::string& path, std::string& out) {
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.valid())
+        return false;
+    // configfs attributes are at most a page; read until EOF anyway.
+    char buf[4096];
+    out.clear();
+    for (;;) {
+        ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return false;
+        }
+        if (n == 0)
+            break;
+        out.append(buf, static_cast<size_t>(n));
+    }
+    return true;
+}
+
+// configfs takes an attribute in a single write(); a short write is an error.
+void WriteAttr(const std::string& path, const std::string& value, int flags) {
+    const std::string what = "write " + path + " = '" + value + "'";
+    Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags, 0644));
+    if (!fd.valid())
+        ThrowErrno(what, errno);
+    ssize_t n;
+    do {
+        n = ::write(fd.get(), value.data(), value.size());
+    } while (n < 0 && errno == EINTR);
+    if (n < 0)
+        ThrowErrno(what, errno);
+    if (static_cast<size_t>(n) != value.size())
+        throw Error(what + ": short write (" + std::to_string(n) + " of " +
+                        std::to_string(value.size()) + " bytes)",
+                    EIO);
+}
+
+}  // namespace
+
+std::vector<StateEntry> StateFile::Load(const std::string& root) const {
+    std::error_code ec;
+    if (!std::filesystem::exists(path_, ec) && !ec)
+        return {};
+    std::ifstream in(path_);
+    if (!in)
+        ThrowErrno("cannot read state file " + path_, errno ? errno : EIO);
+    std::vector<StateEntry> entries;
+    try {
+        nlohmann::json j = nlohmann::json::parse(in);
+        if (j.at("version").get<int>() != kStateVersion)
+            throw Error("unsupported version " + j.at("version").dump());
+        std::string recorded_root = j.at("root").get<std::string>();
+        if (recorded_root != root)
+            throw Error("it records changes under " + recorded_root + ", not " + root);
+        for (const auto& e : j.at("entries")) {
+            entries.push_back({KindFromName(e.at("type").get<std::string>()),
+                               e.at("path").get<std::string>(), e.value("value", "")});
+        }
+    } catch (const std::exception& ex) {
+        throw Error("state file " + path_ + ": " + ex.what());
+    }
+    return entries;
+}
+
+void StateFile::Save(const std::string& root, const std::vector<StateEntry>& entries) const {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    if (entries.empty()) {
+        if (!fs::remove(path_, ec) && ec)
+            ThrowErrno("cannot remove state file " + path_, ec.value());
+        return;
+    }
+    nlohmann::json j;
+    j["version"] = kStateVersion;
+    j["root"] = root;
+    j["entries"] = nlohmann::json::array();
+    for (const auto& e : entries) {
+        nlohmann::json je = {{"type", KindName(e.kind)}, {"path", e.path}};
+        if (e.kind == StateEntry::Kind::kWrite)
+            je["value"] = e.value;
+        j["entries"].push_back(je);
+    }
+    fs::path p(path_);
+    if (p.has_parent_path()) {
+        fs::create_directories(p.parent_path(), ec);
+        if (ec)
+            ThrowErrno("cannot create " + p.parent_path().string(), ec.value());
+    }
+    // Write a temporary file and rename it over the old one, so a crash
+    // leaves either the old or the new record, never half of one.
+    const std::string tmp = path_ + ".tmp";
+    std::string text = j.dump(2) + "\n";
+    {
+        Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        if (!fd.valid())
+            ThrowErrno("cannot write state file " + tmp, errno);
+        size_t off = 0;
+        while (off < text.size()) {
+            ssize_t n = ::write(fd.get(), text.data() + off, text.size() - off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n < 0)
+                ThrowErrno("cannot write state file " + tmp, errno);
+            off += static_cast<size_t>(n);
+        }
+        if (::fsync(fd.get()) < 0)
+            ThrowErrno("cannot sync state file " + tmp, errno);
+    }
+    if (::rename(tmp.c_str(), path_.c_str()) < 0)
+        ThrowErrno("cannot rename " + tmp + " to " + path_, errno);
+}
+
+ConfigfsApplier::ConfigfsApplier(std::string root, std::string state_file, LogFn log)
+    : root_(std::move(root)), state_(std::move(state_file)), log_(std::move(log)) {
+    // Absolute, because symlink targets are written as root + path and a
+    // relative target would resolve against the link's own directory.
+    std::error_code ec;
+    std::filesystem::path abs = std::filesystem::absolute(root_, ec);
+    if (!ec)
+        root_ = abs.lexically_normal().string();
+    while (root_.size() > 1 && root_.back() == '/')
+        root_.pop_back();
+}
+
+std::string ConfigfsApplier::Abs(const std::string& rel) const {
+    return root_ + "/" + rel;
+}
+
+void ConfigfsApplier::Log(Severity s, const std::string& msg) const {
+    if (log_)
+        log_(s, msg);
+}
+
+void ConfigfsApplier::Record(StateEntry entry) {
+    entries_.push_back(std::move(entry));
+    state_.Save(root_, entries_);
+}
+
+bool ConfigfsApplier::Recorded(StateEntry::Kind kind, const std::string& rel) const {
+    for (const auto& e : entries_)
+        if (e.kind == kind && e.path == rel)
+            return true;
+    return false;
+}
+
+ApplyResult ConfigfsApplier::Apply(const std::vector<ConfigfsOp>& plan) {
+    struct stat st;
+    if (::stat(root_.c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
+        throw Error("configfs root " + root_ + " is not a directory (is configfs mounted?)",
+                    ENOENT);
+    entries_ = state_.Load(root_);
+    const size_t run_start = entries_.size();
+    ApplyResult result;
+    for (const ConfigfsOp& op : plan) {
+        try {
+            if (ApplyOp(op))
+                result.changed++;
+            else
+                result.skipped++;
+        } catch (const Error& e) {
+            const size_t made = entries_.size() - run_start;
+            TeardownResult undo = UndoFrom(run_start);
+            std::string msg = e.what();
+            if (op.path == "nvmet")
+                msg += " (is the nvmet module loaded? modprobe nvmet)";
+            msg += "; rolled back " + std::to_string(undo.undone) + " of " + std::to_string(made) +
+                   " changes made by this run";
+            if (undo.failed > 0)
+                msg += " (" + std::to_string(undo.failed) + " could not be undone and stay in " +
+                       state_.path() + ")";
+            throw Error(msg, e.errnum());
+        }
+    }
+    return result;
+}
+
+bool ConfigfsApplier::ApplyOp(const ConfigfsOp& op) {
+    const std::string path = Abs(op.path);
+    struct stat st;
+    switch (op.kind) {
+        case ConfigfsOp::Kind::kMkdir:
+        case ConfigfsOp::Kind::kEnsureDir: {
+            if (::lstat(path.c_str(), &st) == 0) {
+                if (!S_ISDIR(st.st_mode))
+                    throw Error("mkdir " + path + ": exists and is not a directory", EEXIST);
+                if (op.kind == ConfigfsOp::Kind::kMkdir &&
+                    !Recorded(StateEntry::Kind::kDir, op.path))
+                    Log(Severity::kWarn, path +
+                                             " already exists and was not created by chorusd: "
+                                             "reusing it, teardown will leave it in place");
+                return false;
+            }
+            if (errno != ENOENT)
+                ThrowErrno("stat " + path, errno);
+            if (::mkdir(path.c_str(), 0755) < 0)
+                ThrowErrno("mkdir " + path, errno);
+            Log(Severity::kDebug, "mkdir " + path);
+            Record({StateEntry::Kind::kDir, op.path, ""});
+            return true;
+        }
+        case ConfigfsOp::Kind::kWrite: {
+            std::string current;
+            if (ReadAttr(path, current)) {
+                // configfs shows values with a trailing newline (serial
+                // numbers space-padded); compare what matters.
+                if (TrimTrailing(current) == op.value)
+                    return false;
+                WriteAttr(path, op.value, O_TRUNC);
+            } else if (errno == ENOENT) {
+                // configfs attributes always exist, so this is a plain tree
+                // (tests): create the file and remember to remove it.
+                WriteAttr(path, op.value, O_CREAT | O_EXCL);
+                Record({StateEntry::Kind::kFile, op.path, ""});
+            } else {
+                // Unreadable but maybe writable: let the write decide.
+                WriteAttr(path, op.value, O_TRUNC);
+            }
+            Log(Severity::kDebug, "write " + path + " = " + op.value);
+            if (!op.undo.empty())
+                Record({StateEntry::Kind::kWrite, op.path, op.undo});
+            return true;
+        }
+        case ConfigfsOp::Kind::kSymlink: {
+            const std::string target = Abs(op.value);
+            if (::lstat(path.c_str(), &st) == 0) {
+                struct stat a, b;
+                if (S_ISLNK(st.st_mode) && ::stat(path.c_str(), &a) == 0 &&
+                    ::stat(target.c_str(), &b) == 0 && a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+                    return false;
+                throw Error("symlink " + path + ": exists and does not point to " + target, EEXIST);
+            }
+            if (errno != ENOENT)
+                ThrowErrno("stat " + path, errno);
+            if (::symlink(target.c_str(), path.c_str()) < 0)
+                ThrowErrno("symlink " + path + " -> " + target, errno);
+            Log(Severity::kDebug, "symlink " + path + " -> " + target);
+            Record({StateEntry::Kind::kLink, op.path, ""});
+            return true;
+        }
+    }
+    return false;
+}
+
+TeardownResult ConfigfsApplier::UndoFrom(size_t from) {
+    TeardownResult result;
+    std::vector<StateEntry> kept;  // failed ones, newest first
+    while (entries_.size() > from) {
+        StateEntry e = entries_.back();
+        entries_.pop_back();
+        const std::string path = Abs(e.path);
+        int rc = 0;
+        std::string what;
+        switch (e.kind) {
+            case StateEntry::Kind::kDir:
+                what = "rmdir " + path;
+                rc = ::rmdir(path.c_str());
+                break;
+            case StateEntry::Kind::kFile:
+            case StateEntry::Kind::kLink:
+                what = "unlink " + path;
+                rc = ::unlink(path.c_str());
+                break;
+            case StateEntry::Kind::kWrite:
+                what = "write " + path + " = " + e.value;
+                try {
+                    WriteAttr(path, e.value, O_TRUNC);
+                } catch (const Error& ex) {
+                    errno = ex.errnum();
+                    rc = -1;
+                }
+                break;
+        }
+        if (rc < 0 && errno != ENOENT) {
+            Log(Severity::kWarn, what + ": " + DescribeErrno(errno));
+            kept.push_back(e);
+            result.failed++;
+        } else {
+            Log(Severity::kDebug, what + (rc < 0 ? " (already gone)" : ""));
+            result.undone++;
+        }
+    }
+    // Failed entries stay, oldest first, so a later teardown retries them.
+    entries_.insert(entries_.end(), kept.rbegin(), kept.rend());
+    try {
+        state_.Save(root_, entries_);
+    } catch (const Error& ex) {
+        Log(Severity::kWarn, ex.what());
+    }
+    return result;
+}
+
+TeardownResult ConfigfsApplier::Teardown() {
+    entries_ = state_.Load(root_);
+    if (entries_.empty())
+        Log(Severity::kInfo, "nothing to tear down (" + state_.path() + " records no changes)");
+    return UndoFrom(0);
+}
+
+}  // namespace chorus

@@ -1,0 +1,92 @@
+// The socket side of the chorus generic netlink ABI: an RAII libnl-genl
+// socket bound to the "chorus" family, a volume client on top of it, and a
+// listener on the "events" multicast group.
+#ifndef CHORUS_LIB_GENL_CLIENT_H_
+#define CHORUS_LIB_GENL_CLIENT_H_
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <linux/chorus.h>
+#include <netlink/socket.h>
+
+#include "lib/genl_codec.h"
+
+namespace chorus {
+
+struct NlSockDeleter {
+    void operator()(nl_sock* sk) const { nl_socket_free(sk); }
+};
+
+// A connected generic netlink socket with the chorus family resolved.
+// Extended acks are enabled so that errors carry the kernel's message.
+class GenlSocket {
+public:
+    // Throws ModuleNotLoadedError if the chorus family is not registered
+    // and chorus::Error for any other failure. Another family name is for
+    // tests against families every kernel has (nlctrl).
+    static GenlSocket Open(const std::string& family_name = CHORUS_GENL_NAME);
+
+    int family() const { return family_; }
+    int fd() const;
+    nl_sock* get() const { return sock_.get(); }
+
+    // Sends msg and waits for the answer. Returns every reply message
+    // (raw, starting at the nlmsghdr): one for a doit command with a reply,
+    // none for one without, all parts for a dump. Throws NetlinkError with
+    // the errno and extack message if the kernel refused the request.
+    std::vector<std::vector<uint8_t>> Request(NlMsgPtr msg);
+
+    // Multicast group id of group_name in this socket's family.
+    int ResolveGroup(const char* group_name);
+
+private:
+    GenlSocket(std::unique_ptr<nl_sock, NlSockDeleter> sock, int family, std::string name)
+        : sock_(std::move(sock)), family_(family), family_name_(std::move(name)) {}
+
+    std::unique_ptr<nl_sock, NlSockDeleter> sock_;
+    int family_;
+    std::string family_name_;
+};
+
+// Volume commands of chorus.ko.
+class VolumeClient {
+public:
+    explicit VolumeClient(GenlSocket sock) : sock_(std::move(sock)) {}
+
+    VolumeInfo Create(const VolumeCreateRequest& req);
+    void Destroy(std::string_view name);
+    VolumeInfo Get(std::string_view name);
+    std::vector<VolumeInfo> List();
+
+private:
+    GenlSocket sock_;
+};
+
+// Receives CHORUS_CMD_EVENT notifications.
+class EventListener {
+public:
+    // Joins the "events" group. Throws like GenlSocket::Open.
+    static EventListener Open();
+
+    // Waits up to timeout (forever if nullopt) for the next event and
+    // returns it, or nullopt on timeout. A malformed event, or events lost
+    // to a full receive buffer (ENOBUFS), throw chorus::Error; the listener
+    // stays usable, so callers may report it and call Next() again.
+    std::optional<VolumeInfo> Next(std::optional<std::chrono::milliseconds> timeout);
+
+private:
+    explicit EventListener(GenlSocket sock) : sock_(std::move(sock)) {}
+
+    GenlSocket sock_;
+    std::vector<std::vector<uint8_t>> pending_;  // received, not yet returned
+};
+
+}  // namespace chorus
+
+#endif  // CHORUS_LIB_GENL_CLIENT_H_

@@ -1,0 +1,49 @@
+// What chorusd does to nvmet's configfs tree, as an ordered list of
+// operations computed from the config alone (no I/O), so that the ordering
+// rules of Linux 6.1 nvmet can be unit-tested.
+#ifndef CHORUS_LIB_NVMET_PLAN_H_
+#define CHORUS_LIB_NVMET_PLAN_H_
+
+#include <string>
+#include <vector>
+
+#include "lib/config.h"
+
+namespace chorus {
+
+struct ConfigfsOp {
+    enum class Kind {
+        // mkdir an object chorusd owns (subsystem, namespace, port, ANA
+        // group). If it already exists it is reused and left on teardown.
+        kMkdir,
+        // A directory configfs creates by itself along with its parent
+        // (e.g. subsystems/<nqn>/namespaces): created only when missing, so
+        // the same plan works on a plain directory tree.
+        kEnsureDir,
+        // Write value to an attribute file, unless it already reads back as
+        // value. If undo is set, teardown writes undo (enable=0).
+        kWrite,
+        // Symlink path -> value (both relative to the configfs root).
+        kSymlink,
+    };
+    Kind kind;
+    std::string path;   // relative to the configfs root, e.g. "nvmet/ports/1"
+    std::string value;  // kWrite: the value; kSymlink: the target
+    std::string undo;   // kWrite only; empty: nothing to undo
+};
+
+// The export, in the order nvmet requires: subsystem and its identity
+// attributes; each namespace with device_path, device_uuid, device_nguid
+// and ana_grpid before enable; each port with its address, its ANA groups
+// and their states, and only then the link of the subsystem to the port.
+std::vector<ConfigfsOp> PlanNvmetExport(const Config& cfg);
+
+// "mkdir nvmet/ports/1", "write nvmet/.../enable = 1", ...
+std::string DescribeOp(const ConfigfsOp& op);
+
+// "optimized" for the group owned by this node, "non-optimized" otherwise.
+std::string AnaStateFor(const Config& cfg, uint32_t group);
+
+}  // namespace chorus
+
+#endif  // CHORUS_LIB_NVMET_PLAN_H_
