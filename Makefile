@@ -9,10 +9,12 @@ KVER   ?= $(shell $(ROOT)/tools/kver 2>/dev/null)
 KDIR   ?= /lib/modules/$(KVER)/build
 JOBS   ?= $(shell nproc)
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
+PREFIX ?= /usr/local
+DESTDIR ?=
 
 .DEFAULT_GOAL := all
 .PHONY: help all deps module userspace selftests lint lint-kernel lint-cpp \
-	unit vmtest check demo lab-shell clean
+	unit vmtest check demo install clean
 
 help:
 	@echo 'chorus - targets'
@@ -26,6 +28,8 @@ help:
 	@echo '  make lint       checkpatch --strict, W=1 + sparse, clang-format'
 	@echo '  make unit       run the GoogleTest unit tests (ctest)'
 	@echo '  make vmtest     run the VM tests (tests/selftests/run; FILTER=name)'
+	@echo '  make install    install module, chorusctl, chorusd, udev rule, systemd unit'
+	@echo '                  (PREFIX=$(PREFIX), DESTDIR=, KVER=$(KVER))'
 	@echo '  make clean      remove build outputs'
 	@echo 'VM lab by hand: tools/vm/lab help'
 
@@ -73,6 +77,16 @@ check: deps
 demo: deps
 	$(MAKE) all
 	$(ROOT)/tools/demo
+
+install: module userspace
+	install -D -m 0644 $(ROOT)/chorus.ko $(DESTDIR)/lib/modules/$(KVER)/extra/chorus.ko
+	install -D -m 0755 $(BUILD)/bin/chorusctl $(DESTDIR)$(PREFIX)/sbin/chorusctl
+	install -D -m 0755 $(BUILD)/bin/chorusd $(DESTDIR)$(PREFIX)/sbin/chorusd
+	install -D -m 0644 $(ROOT)/tools/udev/60-chorus.rules \
+		$(DESTDIR)/etc/udev/rules.d/60-chorus.rules
+	install -D -m 0644 $(ROOT)/userspace/chorusd/chorusd.service \
+		$(DESTDIR)/etc/systemd/system/chorusd.service
+	$(if $(DESTDIR),,depmod $(KVER))
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(ROOT) clean
