@@ -176,16 +176,6 @@ TEST_F(ConfigfsApply, PathThatIsAFileRollsBack) {
     EXPECT_EQ(SnapshotTree(root_), before);
 }
 
-TEST_F(ConfigfsApply, ReadOnlyAttributeRollsBack) {
-    if (geteuid() == 0)
-        GTEST_SKIP() << "root ignores file permissions";
-    WriteFile(root_ + "/" + kSubsys + "/attr_model", "other\n");
-    fs::permissions(root_ + "/" + kSubsys + "/attr_model", fs::perms::owner_read);
-    auto before = SnapshotTree(root_);
-    EXPECT_THROW(Applier().Apply(plan_), Error);
-    EXPECT_EQ(SnapshotTree(root_), before);
-}
-
 TEST_F(ConfigfsApply, FailureAfterEarlierRunKeepsEarlierRecord) {
     // A first run succeeds; a second one with one more namespace and port
     // fails on the new port and must undo only its own changes.
