@@ -118,7 +118,8 @@ struct chorus_volume {
  * @name: volume name, already validated by chorus_volume_name_valid()
  * @backing_path: path of the backing block device
  * @size_bytes: requested size, 0 for the whole backing device
- * @block_size: requested logical block size, 0 for the backing device's
+ * @block_size: requested logical block size, 0 for the backing device's;
+ *	otherwise a power of two from 512 to PAGE_SIZE, checked by the caller
  * @uuid: identity; generated when @uuid_set is false
  * @uuid_set: whether @uuid was given
  */

@@ -33,7 +33,7 @@ static const struct nla_policy chorus_create_policy[CHORUS_A_UUID + 1] = {
 	[CHORUS_A_BACKING_PATH]	= { .type = NLA_NUL_STRING,
 				    .len = CHORUS_BACKING_PATH_MAX - 1 },
 	[CHORUS_A_SIZE_BYTES]	= { .type = NLA_U64 },
-	[CHORUS_A_BLOCK_SIZE]	= NLA_POLICY_RANGE(NLA_U32, 512, 4096),
+	[CHORUS_A_BLOCK_SIZE]	= { .type = NLA_U32 },
 	[CHORUS_A_UUID]		= NLA_POLICY_EXACT_LEN(CHORUS_UUID_LEN),
 };
 
@@ -198,7 +198,8 @@ static int chorus_genl_parse_create(struct genl_info *info,
 	}
 	if (attrs[CHORUS_A_BLOCK_SIZE]) {
 		cfg->block_size = nla_get_u32(attrs[CHORUS_A_BLOCK_SIZE]);
-		if (!is_power_of_2(cfg->block_size)) {
+		if (cfg->block_size < SECTOR_SIZE || cfg->block_size > PAGE_SIZE ||
+		    !is_power_of_2(cfg->block_size)) {
 			NL_SET_ERR_MSG_ATTR(extack, attrs[CHORUS_A_BLOCK_SIZE],
 					    "block size must be 512, 1024, 2048 or 4096");
 			return -EINVAL;

@@ -174,11 +174,6 @@ static int chorus_volume_set_geometry(struct chorus_volume *vol,
 	u32 bs = cfg->block_size ? cfg->block_size : backing_lbs;
 	u64 size;
 
-	if (bs < SECTOR_SIZE || bs > PAGE_SIZE || !is_power_of_2(bs)) {
-		NL_SET_ERR_MSG(extack,
-			       "block size must be 512, 1024, 2048 or 4096");
-		return -EINVAL;
-	}
 	if (bs < backing_lbs) {
 		NL_SET_ERR_MSG(extack,
 			       "block size is smaller than the backing device's logical block size");

@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers for the chorus selftests. See util.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include <linux/fs.h>
+
+#include "util.h"
+
+#define OUT_MAX (256 * 1024)
+
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+const char *chorus_src(void)
+{
+	static char src[PATH_MAX];
+	const char *env = getenv("CHORUS_SRC");
+	char exe[PATH_MAX];
+	ssize_t n;
+	char *p;
+	int i;
+
+	if (env && *env)
+		return env;
+	if (src[0])
+		return src;
+	/* <root>/build/selftests/<binary> */
+	n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	if (n <= 0)
+		return ".";
+	exe[n] = '\0';
+	for (i = 0; i < 3; i++) {
+		p = strrchr(exe, '/');
+		if (!p)
+			return ".";
+		*p = '\0';
+	}
+	snprintf(src, sizeof(src), "%s", exe);
+	return src;
+}
+
+int this_vm(void)
+{
+	const char *id = getenv("CHORUS_VM_ID");
+
+	return id ? atoi(id) : 0;
+}
+
+const char *shquote(const char *s, char *buf, size_t len)
+{
+	size_t o = 0;
+
+	if (len < 3)
+		return "''";
+	buf[o++] = '\'';
+	for (; *s && o + 6 < len; s++) {
+		if (*s == '\'') {
+			memcpy(buf + o, "'\\''", 4);
+			o += 4;
+		} else {
+			buf[o++] = *s;
+		}
+	}
+	buf[o++] = '\'';
+	buf[o] = '\0';
+	return buf;
+}
+
+static void log_output(const char *out)
+{
+	const char *p = out;
+
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		int l = nl ? (int)(nl - p) : (int)strlen(p);
+
+		fprintf(stderr, "# | %.*s\n", l, p);
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+}
+
+static int vrun(char *out, size_t outlen, bool quiet, const char *fmt, va_list ap)
+{
+	char *cmd = NULL, *buf;
+	size_t used = 0;
+	int pfd[2], status;
+	pid_t pid;
+	bool verbose = getenv("CHORUS_SELFTEST_VERBOSE") != NULL;
+
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		return -1;
+	if (!quiet || verbose)
+		fprintf(stderr, "# $ %s\n", cmd);
+	fflush(stdout);
+	fflush(stderr);
+	buf = malloc(OUT_MAX);
+	if (!buf || pipe2(pfd, O_CLOEXEC) < 0) {
+		free(cmd);
+		free(buf);
+		return -1;
+	}
+	pid = fork();
+	if (pid < 0) {
+		free(cmd);
+		free(buf);
+		close(pfd[0]);
+		close(pfd[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		int devnull = open("/dev/null", O_RDONLY);
+
+		dup2(devnull, 0);
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		execl("/bin/sh", "sh", "-c", cmd, (char *)NULL);
+		_exit(127);
+	}
+	close(pfd[1]);
+	for (;;) {
+		ssize_t n;
+
+		if (used < OUT_MAX - 1) {
+			n = read(pfd[0], buf + used, OUT_MAX - 1 - used);
+		} else {
+			char sink[4096];
+
+			n = read(pfd[0], sink, sizeof(sink));
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		if (used < OUT_MAX - 1)
+			used += n;
+	}
+	buf[used] = '\0';
+	close(pfd[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (WIFEXITED(status))
+		status = WEXITSTATUS(status);
+	else if (WIFSIGNALED(status))
+		status = 128 + WTERMSIG(status);
+	else
+		status = -1;
+	if (verbose || (status != 0 && !quiet)) {
+		if (status != 0)
+			fprintf(stderr, "# (exit %d)\n", status);
+		log_output(buf);
+	}
+	if (out && outlen) {
+		snprintf(out, outlen, "%s", buf);
+	}
+	free(buf);
+	free(cmd);
+	return status;
+}
+
+int run(const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vrun(NULL, 0, false, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int run_out(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vrun(out, len, false, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int run_quiet(char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vrun(out, len, true, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/*
+ * The remote command's output goes to a file in the lab's shared dir (/lab
+ * inside guests), which we read back: lab-run's own streaming of the remote
+ * output turned out to lose it when our stdout is a pipe (tail -f on 9p).
+ */
+static int vlab_run(int vm, char *out, size_t len, bool quiet, const char *fmt, va_list ap)
+{
+	static unsigned int seq;
+	char *cmd = NULL, *wrapped = NULL, *q, *buf;
+	char path[256];
+	size_t qlen;
+	int r, fd;
+	ssize_t n;
+
+	if (vasprintf(&cmd, fmt, ap) < 0)
+		return -1;
+	if (vm == this_vm()) {
+		r = quiet ? run_quiet(out, len, "%s", cmd) : run_out(out, len, "%s", cmd);
+		free(cmd);
+		return r;
+	}
+	snprintf(path, sizeof(path), "/lab/vm%d/selftest-%d-%u.out", this_vm(), (int)getpid(),
+		 seq++);
+	if (asprintf(&wrapped, "{\n%s\n} > %s 2>&1", cmd, path) < 0) {
+		free(cmd);
+		return -1;
+	}
+	qlen = strlen(wrapped) * 4 + 16;
+	q = malloc(qlen);
+	if (!q) {
+		free(cmd);
+		free(wrapped);
+		return -1;
+	}
+	if (!quiet || getenv("CHORUS_SELFTEST_VERBOSE"))
+		fprintf(stderr, "# vm%d$ %s\n", vm, cmd);
+	r = run_quiet(NULL, 0, "lab-run %d -- %s", vm, shquote(wrapped, q, qlen));
+	buf = calloc(1, OUT_MAX);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (buf && fd >= 0) {
+		n = read(fd, buf, OUT_MAX - 1);
+		if (n > 0)
+			buf[n] = '\0';
+	}
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	if (buf) {
+		if ((r != 0 && !quiet) || getenv("CHORUS_SELFTEST_VERBOSE")) {
+			fprintf(stderr, "# (vm%d: exit %d)\n", vm, r);
+			log_output(buf);
+		}
+		if (out && len)
+			snprintf(out, len, "%s", buf);
+	} else if (out && len) {
+		out[0] = '\0';
+	}
+	free(buf);
+	free(q);
+	free(wrapped);
+	free(cmd);
+	return r;
+}
+
+int lab_run(int vm, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vlab_run(vm, NULL, 0, false, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int lab_run_out(int vm, char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vlab_run(vm, out, len, false, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+int read_file(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (!len)
+		return -EINVAL;
+	buf[0] = '\0';
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	close(fd);
+	buf[n] = '\0';
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}
+
+int read_filef(char *buf, size_t len, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	return read_file(path, buf, len);
+}
+
+int read_u64f(uint64_t *v, const char *fmt, ...)
+{
+	char path[PATH_MAX], buf[128], *end;
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	vsnprintf(path, sizeof(path), fmt, ap);
+	va_end(ap);
+	err = read_file(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	errno = 0;
+	*v = strtoull(buf, &end, 0);
+	if (errno || end == buf || *end)
+		return -EINVAL;
+	return 0;
+}
+
+int write_file(const char *path, const char *s)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err;
+	}
+	close(fd);
+	return 0;
+}
+
+bool path_exists(const char *path)
+{
+	struct stat st;
+
+	return stat(path, &st) == 0;
+}
+
+bool wait_path(const char *path, bool exists, int timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+
+	for (;;) {
+		if (path_exists(path) == exists)
+			return true;
+		if (now_ms() > end)
+			return false;
+		usleep(50 * 1000);
+	}
+}
+
+int blk_stat(const char *disk, uint64_t st[BSTAT_NR])
+{
+	char buf[512], *p, *end;
+	int i, err;
+
+	memset(st, 0, sizeof(uint64_t) * BSTAT_NR);
+	err = read_filef(buf, sizeof(buf), "/sys/block/%s/stat", disk);
+	if (err)
+		return err;
+	p = buf;
+	for (i = 0; i < BSTAT_NR; i++) {
+		st[i] = strtoull(p, &end, 10);
+		if (end == p)
+			break;
+		p = end;
+	}
+	return 0;
+}
+
+int chorus_counter(const char *disk, const char *name, uint64_t *v)
+{
+	return read_u64f(v, "/sys/block/%s/chorus/%s", disk, name);
+}
+
+bool chorus_module_loaded(void)
+{
+	return path_exists("/sys/module/chorus");
+}
+
+int chorus_load(void)
+{
+	return run("insmod %s/chorus.ko", chorus_src());
+}
+
+int chorus_unload(void)
+{
+	return run("rmmod chorus");
+}
+
+int bdev_size(const char *path, uint64_t *bytes)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, BLKGETSIZE64, bytes) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+int bdev_ssz(const char *path, int *ssz)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, BLKSSZGET, ssz) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+void *abuf(size_t len)
+{
+	void *p = NULL;
+
+	if (posix_memalign(&p, 4096, len))
+		return NULL;
+	memset(p, 0, len);
+	return p;
+}
+
+#define CHUNK (1024 * 1024)
+
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ULL;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebULL;
+	x ^= x >> 31;
+	return x;
+}
+
+int dev_checksum(const char *path, uint64_t off, uint64_t len, uint64_t *sum)
+{
+	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	uint64_t h = 0xcbf29ce484222325ULL, done = 0;
+	uint64_t *buf;
+
+	if (fd < 0)
+		return -errno;
+	buf = abuf(CHUNK);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (done < len) {
+		size_t want = len - done > CHUNK ? CHUNK : len - done;
+		ssize_t n = pread(fd, buf, want, off + done);
+		size_t i;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || (size_t)n != want) {
+			int err = n < 0 ? -errno : -EIO;
+
+			free(buf);
+			close(fd);
+			return err;
+		}
+		for (i = 0; i < want / 8; i++)
+			h = (h ^ buf[i]) * 0x100000001b3ULL + (h >> 29);
+		done += want;
+	}
+	free(buf);
+	close(fd);
+	*sum = mix64(h ^ len);
+	return 0;
+}
+
+int dev_is_zero(const char *path, uint64_t off, uint64_t len)
+{
+	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
+	uint64_t done = 0;
+	uint64_t *buf;
+
+	if (fd < 0)
+		return -errno;
+	buf = abuf(CHUNK);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (done < len) {
+		size_t want = len - done > CHUNK ? CHUNK : len - done;
+		ssize_t n = pread(fd, buf, want, off + done);
+		size_t i;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0 || (size_t)n != want) {
+			int err = n < 0 ? -errno : -EIO;
+
+			free(buf);
+			close(fd);
+			return err;
+		}
+		for (i = 0; i < want / 8; i++) {
+			if (buf[i]) {
+				free(buf);
+				close(fd);
+				return 0;
+			}
+		}
+		done += want;
+	}
+	free(buf);
+	close(fd);
+	return 1;
+}
+
+int dev_fill(const char *path, uint64_t off, uint64_t len, uint32_t seed, int extra_flags)
+{
+	int fd = open(path, O_WRONLY | O_DIRECT | O_CLOEXEC | extra_flags);
+	uint64_t done = 0;
+	uint64_t *buf;
+
+	if (fd < 0)
+		return -errno;
+	buf = abuf(CHUNK);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (done < len) {
+		size_t want = len - done > CHUNK ? CHUNK : len - done;
+		size_t i;
+		ssize_t n;
+
+		for (i = 0; i < want / 8; i++)
+			buf[i] = mix64(((uint64_t)seed << 40) ^ ((off + done) / 8 + i)) | 1;
+		n = pwrite(fd, buf, want, off + done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 || (size_t)n != want) {
+			int err = n < 0 ? -errno : -EIO;
+
+			free(buf);
+			close(fd);
+			return err;
+		}
+		done += want;
+	}
+	free(buf);
+	close(fd);
+	return 0;
+}
+
+static int lab_run_quiet(int vm, char *out, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vlab_run(vm, out, len, true, fmt, ap);
+	va_end(ap);
+	return r;
+}
+
+/* --- kernel log ------------------------------------------------------- */
+
+#define KMSG_BAD_RE \
+	"BUG:|WARNING:|Oops|general protection|lockdep|possible circular locking|" \
+	"possible recursive locking|blocked for more than|Kernel panic|KASAN|UBSAN|" \
+	"kernel BUG at|list_add corruption|list_del corruption|refcount_t: |" \
+	"Unable to handle kernel|stack-protector|double free"
+
+int kmsg_mark(struct kmsg_mark *m, int vm, const char *test)
+{
+	char line[256];
+
+	m->vm = vm;
+	snprintf(m->tag, sizeof(m->tag), "chorus-selftest-mark-%d-%llu", (int)getpid(),
+		 (unsigned long long)now_ms());
+	snprintf(line, sizeof(line), "chorus-selftest: %s begin [%s]", test, m->tag);
+	if (vm == 0 || vm == this_vm()) {
+		int fd = open("/dev/kmsg", O_WRONLY | O_CLOEXEC);
+		char rec[300];
+
+		if (fd < 0)
+			return -errno;
+		snprintf(rec, sizeof(rec), "<5>%s\n", line);
+		if (write(fd, rec, strlen(rec)) < 0) {
+			int err = -errno;
+
+			close(fd);
+			return err;
+		}
+		close(fd);
+		return 0;
+	}
+	return lab_run(vm, "echo '<5>%s' > /dev/kmsg", line) ? -EIO : 0;
+}
+
+int kmsg_check(const struct kmsg_mark *m)
+{
+	static char out[64 * 1024];
+	int vm = m->vm ? m->vm : this_vm();
+	int r, n = 0;
+	char *p;
+
+	r = lab_run_quiet(vm, out, sizeof(out),
+			"dmesg | awk -v tag='%s' 'f; index($0, tag) { f = 1 }' | "
+			"grep -E '" KMSG_BAD_RE "' || true", m->tag);
+	if (r != 0)
+		return -1;
+	for (p = out; *p; ) {
+		char *nl = strchr(p, '\n');
+
+		if (nl)
+			*nl = '\0';
+		/* lab-run may prefix or add its own lines; count report lines only */
+		if (*p && strstr(p, "chorus-selftest:") == NULL) {
+			fprintf(stderr, "# kernel log (vm%d): %s\n", vm, p);
+			n++;
+		}
+		if (!nl)
+			break;
+		p = nl + 1;
+	}
+	return n;
+}
+
+/* --- tracefs ----------------------------------------------------------- */
+
+static const char *trace_root(void)
+{
+	if (path_exists("/sys/kernel/tracing/instances"))
+		return "/sys/kernel/tracing";
+	return "/sys/kernel/debug/tracing";
+}
+
+static int trace_write(struct blktrace *t, const char *file, const char *val)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "%s/%s", t->dir, file);
+	return write_file(path, val);
+}
+
+int blktrace_start(struct blktrace *t)
+{
+	static const char *const ev[] = {
+		"events/block/block_bio_queue/enable",
+		"events/block/block_getrq/enable",
+		"events/block/block_rq_issue/enable",
+	};
+	size_t i;
+	int err;
+
+	snprintf(t->dir, sizeof(t->dir), "%s/instances/chorus-selftest-%d", trace_root(),
+		 (int)getpid());
+	if (mkdir(t->dir, 0755) < 0 && errno != EEXIST)
+		return -errno;
+	t->on = true;
+	trace_write(t, "buffer_size_kb", "8192");
+	for (i = 0; i < sizeof(ev) / sizeof(ev[0]); i++) {
+		err = trace_write(t, ev[i], "1");
+		if (err)
+			return err;
+	}
+	err = trace_write(t, "tracing_on", "1");
+	return err ? err : blktrace_clear(t);
+}
+
+int blktrace_clear(struct blktrace *t)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/trace", t->dir);
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+void blktrace_stop(struct blktrace *t)
+{
+	if (!t->on)
+		return;
+	trace_write(t, "tracing_on", "0");
+	trace_write(t, "events/enable", "0");
+	rmdir(t->dir);
+	t->on = false;
+}
+
+static bool rwbs_match(const char *rwbs, enum rwbs_kind kind)
+{
+	bool preflush = false;
+	char op;
+	size_t i = 0;
+
+	if (rwbs[0] == 'F' && rwbs[1] && strchr("WRDNF", rwbs[1])) {
+		preflush = true;
+		i = 1;
+	}
+	op = rwbs[i];
+	if (op == 'D' && rwbs[i + 1] == 'E')
+		i++;
+	switch (kind) {
+	case RWBS_PREFLUSH:
+		return preflush;
+	case RWBS_FLUSH_ANY:
+		return preflush || op == 'F';
+	case RWBS_FUA_WRITE:
+		return op == 'W' && strchr(rwbs + i + 1, 'F') != NULL;
+	case RWBS_DISCARD:
+		return op == 'D';
+	case RWBS_WRITE_ZEROES:
+		/* 6.1's blk_fill_rwbs() has no letter for REQ_OP_WRITE_ZEROES: 'N' */
+		return op == 'N';
+	}
+	return false;
+}
+
+int blktrace_count(struct blktrace *t, const char *event, unsigned int major,
+		   unsigned int minor, enum rwbs_kind kind, long long sector)
+{
+	char path[512], line[1024], key[96];
+	FILE *f;
+	int n = 0;
+
+	snprintf(path, sizeof(path), "%s/trace", t->dir);
+	snprintf(key, sizeof(key), " %s: ", event);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = strstr(line, key), *plus;
+		unsigned int ma, mi;
+		char rwbs[16];
+		long long sec = -1;
+
+		if (!p || line[0] == '#')
+			continue;
+		p += strlen(key);
+		if (sscanf(p, "%u,%u %15s", &ma, &mi, rwbs) != 3)
+			continue;
+		if (ma != major || mi != minor || !rwbs_match(rwbs, kind))
+			continue;
+		plus = strstr(p, " + ");
+		if (plus) {
+			char *q = plus;
+
+			while (q > p && q[-1] != ' ')
+				q--;
+			sec = strtoll(q, NULL, 10);
+		}
+		if (sector >= 0 && sec != sector)
+			continue;
+		fprintf(stderr, "# trace: %s", strstr(line, key) + 1);
+		n++;
+	}
+	fclose(f);
+	return n;
+}
+
+int dev_numbers(const char *disk, unsigned int *major, unsigned int *minor)
+{
+	char buf[64];
+	int err = read_filef(buf, sizeof(buf), "/sys/block/%s/dev", disk);
+
+	if (err)
+		return err;
+	if (sscanf(buf, "%u:%u", major, minor) != 2)
+		return -EINVAL;
+	return 0;
+}
