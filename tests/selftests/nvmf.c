@@ -293,6 +293,56 @@ TEST_F_TIMEOUT(nvmf, rdma_fio_verify, 1800)
 	nvme_disconnect(dev);
 }
 
+/*
+ * What chorusd configured reaches the host: the subsystem's serial and
+ * model, a controller id inside node 1's range, the namespace's uuid and
+ * nguid, and ANA group 1 reported optimized on the path.
+ */
+/* NVMe identify strings are space padded to their field width. */
+static char *rtrim(char *s)
+{
+	size_t l = strlen(s);
+
+	while (l && s[l - 1] == ' ')
+		s[--l] = '\0';
+	return s;
+}
+
+TEST_F_TIMEOUT(nvmf, identity_and_ana, 900)
+{
+	char dev[64], ctrl[256], want[128], got[128];
+	uint64_t cntlid = 0;
+
+	SKIP_IF_NEEDED();
+	nvme_connect("tcp", dev, sizeof(dev));
+	ASSERT_EQ(0, run_out(ctrl, sizeof(ctrl),
+			     "for c in /sys/class/nvme/nvme*; do "
+			     "[ \"$(cat $c/subsysnqn)\" = " NQN " ] && echo $c && break; done"));
+	ctrl[strcspn(ctrl, "\n")] = '\0';
+	ASSERT_NE(0, ctrl[0]) TH_LOG("no controller of " NQN);
+
+	ASSERT_EQ(0, target_out(want, sizeof(want), "cat /sys/kernel/config/nvmet/subsystems/"
+				NQN "/attr_serial"));
+	ASSERT_EQ(0, read_filef(got, sizeof(got), "%s/serial", ctrl));
+	EXPECT_STREQ(rtrim(want), rtrim(got));
+	ASSERT_EQ(0, read_filef(got, sizeof(got), "%s/model", ctrl));
+	EXPECT_STREQ("chorus", rtrim(got));
+	/* node 1's default range is 1..2000 (Documentation/chorusd.rst) */
+	ASSERT_EQ(0, read_u64f(&cntlid, "%s/cntlid", ctrl));
+	EXPECT_GE(cntlid, 1);
+	EXPECT_LE(cntlid, 2000);
+
+	ASSERT_EQ(0, read_filef(got, sizeof(got), "/sys/block/%s/uuid", dev + 5));
+	EXPECT_STREQ("3f1c4b6e-9a2d-4c1e-8b7a-0123456789ab", got);
+	ASSERT_EQ(0, read_filef(got, sizeof(got), "/sys/block/%s/nguid", dev + 5));
+	EXPECT_STREQ("3f1c4b6e-9a2d-4c1e-8b7a-0123456789ab", got);
+
+	ASSERT_EQ(0, run_out(got, sizeof(got), "cat %s/nvme*c*n*/ana_grpid %s/nvme*c*n*/ana_state",
+			     ctrl, ctrl));
+	EXPECT_STREQ("1\noptimized\n", got);
+	nvme_disconnect(dev);
+}
+
 TEST_F_TIMEOUT(nvmf, teardown_while_connected, 900)
 {
 	char dev[64], out[256];
