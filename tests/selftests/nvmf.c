@@ -10,7 +10,6 @@
  * down on vm1 while vm2 is still connected. No kernel warnings on either VM.
  */
 #include <glob.h>
-#include <stdarg.h>
 #include <sys/ioctl.h>
 #include <linux/fs.h>
 
@@ -35,49 +34,24 @@ FIXTURE(nvmf) {
 		SKIP(return, "%s", self->skip_why); \
 } while (0)
 
-static int target(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int target(const char *fmt, ...)
+/* Strip trailing newlines from out; pass r through (out is unset when r < 0). */
+static int chomp(int r, char *out)
 {
-	char *cmd = NULL;
-	va_list ap;
-	int r;
+	size_t l;
 
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		cmd = NULL;
-	va_end(ap);
-	if (!cmd)
-		return -1;
-	r = lab_run(TARGET, "%s", cmd);
-	free(cmd);
-	return r;
-}
-
-static int target_out(char *out, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-static int target_out(char *out, size_t len, const char *fmt, ...)
-{
-	char *cmd = NULL;
-	va_list ap;
-	int r;
-
-	va_start(ap, fmt);
-	if (vasprintf(&cmd, fmt, ap) < 0)
-		cmd = NULL;
-	va_end(ap);
-	if (!cmd)
-		return -1;
-	r = lab_run_out(TARGET, out, len, "%s", cmd);
-	free(cmd);
-	/* strip trailing newlines */
-	if (out) {
-		size_t l = strlen(out);
-
-		while (l && (out[l - 1] == '\n' || out[l - 1] == '\r'))
-			out[--l] = '\0';
+	if (r < 0) {
+		out[0] = '\0';
+		return r;
 	}
+	l = strlen(out);
+	while (l && (out[l - 1] == '\n' || out[l - 1] == '\r'))
+		out[--l] = '\0';
 	return r;
 }
+
+/* Run a command on the target, vm1 (printf-style). */
+#define target(...) lab_run(TARGET, __VA_ARGS__)
+#define target_out(out, len, ...) chomp(lab_run_out(TARGET, out, len, __VA_ARGS__), out)
 
 /* Bring vm1 back to "nothing exported, chorus not loaded". Returns rmmod status. */
 static int target_reset(FIXTURE_DATA(nvmf) *self)

@@ -472,11 +472,19 @@ static uint64_t mix64(uint64_t x)
 	return x;
 }
 
-int dev_checksum(const char *path, uint64_t off, uint64_t len, uint64_t *sum)
+/*
+ * Read [off, off+len) with O_DIRECT in CHUNK pieces and hand each to fn,
+ * which returns 0 to go on or anything else to stop with that value.
+ * Returns 0 when every chunk was seen, fn's value, or -errno.
+ */
+static int dev_for_each_chunk(const char *path, uint64_t off, uint64_t len,
+			      int (*fn)(const uint64_t *words, size_t nwords, void *ctx),
+			      void *ctx)
 {
 	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	uint64_t h = 0xcbf29ce484222325ULL, done = 0;
+	uint64_t done = 0;
 	uint64_t *buf;
+	int ret = 0;
 
 	if (fd < 0)
 		return -errno;
@@ -485,69 +493,65 @@ int dev_checksum(const char *path, uint64_t off, uint64_t len, uint64_t *sum)
 		close(fd);
 		return -ENOMEM;
 	}
-	while (done < len) {
+	while (done < len && !ret) {
 		size_t want = len - done > CHUNK ? CHUNK : len - done;
 		ssize_t n = pread(fd, buf, want, off + done);
-		size_t i;
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0 || (size_t)n != want) {
-			int err = n < 0 ? -errno : -EIO;
-
-			free(buf);
-			close(fd);
-			return err;
+			ret = n < 0 ? -errno : -EIO;
+			break;
 		}
-		for (i = 0; i < want / 8; i++)
-			h = (h ^ buf[i]) * 0x100000001b3ULL + (h >> 29);
+		ret = fn(buf, want / 8, ctx);
 		done += want;
 	}
 	free(buf);
 	close(fd);
+	return ret;
+}
+
+static int checksum_chunk(const uint64_t *words, size_t nwords, void *ctx)
+{
+	uint64_t *h = ctx;
+	size_t i;
+
+	for (i = 0; i < nwords; i++)
+		*h = (*h ^ words[i]) * 0x100000001b3ULL + (*h >> 29);
+	return 0;
+}
+
+int dev_checksum(const char *path, uint64_t off, uint64_t len, uint64_t *sum)
+{
+	uint64_t h = 0xcbf29ce484222325ULL;
+	int ret = dev_for_each_chunk(path, off, len, checksum_chunk, &h);
+
+	if (ret)
+		return ret;
 	*sum = mix64(h ^ len);
+	return 0;
+}
+
+/* Stops the walk with 1 at the first non-zero word. */
+static int nonzero_chunk(const uint64_t *words, size_t nwords, void *ctx)
+{
+	size_t i;
+
+	(void)ctx;
+	for (i = 0; i < nwords; i++) {
+		if (words[i])
+			return 1;
+	}
 	return 0;
 }
 
 int dev_is_zero(const char *path, uint64_t off, uint64_t len)
 {
-	int fd = open(path, O_RDONLY | O_DIRECT | O_CLOEXEC);
-	uint64_t done = 0;
-	uint64_t *buf;
+	int ret = dev_for_each_chunk(path, off, len, nonzero_chunk, NULL);
 
-	if (fd < 0)
-		return -errno;
-	buf = abuf(CHUNK);
-	if (!buf) {
-		close(fd);
-		return -ENOMEM;
-	}
-	while (done < len) {
-		size_t want = len - done > CHUNK ? CHUNK : len - done;
-		ssize_t n = pread(fd, buf, want, off + done);
-		size_t i;
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0 || (size_t)n != want) {
-			int err = n < 0 ? -errno : -EIO;
-
-			free(buf);
-			close(fd);
-			return err;
-		}
-		for (i = 0; i < want / 8; i++) {
-			if (buf[i]) {
-				free(buf);
-				close(fd);
-				return 0;
-			}
-		}
-		done += want;
-	}
-	free(buf);
-	close(fd);
-	return 1;
+	if (ret < 0)
+		return ret;
+	return ret == 0;
 }
 
 int dev_fill(const char *path, uint64_t off, uint64_t len, uint32_t seed, int extra_flags)
