@@ -18,6 +18,7 @@
 #include <linux/uuid.h>
 #include <linux/workqueue.h>
 #include <uapi/linux/chorus.h>
+#include <uapi/linux/chorus_meta.h>
 
 struct genl_info;
 struct netlink_ext_ack;
@@ -33,6 +34,21 @@ struct chorus_backing {
 	struct block_device *bdev;
 	char path[CHORUS_BACKING_PATH_MAX];
 	fmode_t mode;
+};
+
+/**
+ * struct chorus_meta - a volume's metadata on its backing device
+ * @super: in-memory copy of the current superblock
+ * @current_copy: the copy @super was read from: 0 (A) or 1 (B)
+ * @md_start: first sector of the metadata area
+ *
+ * Set once at attach and immutable afterwards, until the write path starts
+ * to update the superblock.
+ */
+struct chorus_meta {
+	struct chorus_meta_super *super;
+	int current_copy;
+	sector_t md_start;
 };
 
 /**
@@ -82,6 +98,7 @@ static inline u64 chorus_stat_value(const struct chorus_stats *sum,
  * @nr_sectors: size in 512-byte sectors; immutable
  * @block_size: logical block size in bytes; immutable
  * @backing: the local replica; immutable while the volume exists
+ * @meta: the replica's on-disk metadata; immutable
  * @tag_set: blk-mq tag set of @disk
  * @disk: the block device exported as /dev/chorusN
  * @bio_set: clones of incoming bios sent to @backing
@@ -99,6 +116,7 @@ struct chorus_volume {
 	sector_t nr_sectors;
 	u32 block_size;
 	struct chorus_backing backing;
+	struct chorus_meta meta;
 
 	struct blk_mq_tag_set tag_set;
 	struct gendisk *disk;
@@ -114,14 +132,18 @@ struct chorus_volume {
 };
 
 /**
- * struct chorus_volume_config - what a caller asks for when creating a volume
+ * struct chorus_volume_config - what a caller asks for when attaching a volume
  * @name: volume name, already validated by chorus_volume_name_valid()
- * @backing_path: path of the backing block device
- * @size_bytes: requested size, 0 for the whole backing device
- * @block_size: requested logical block size, 0 for the backing device's;
- *	otherwise a power of two from 512 to PAGE_SIZE, checked by the caller
- * @uuid: identity; generated when @uuid_set is false
+ * @backing_path: path of the formatted backing block device
+ * @size_bytes: expected size, 0 for "whatever the metadata says"
+ * @block_size: expected logical block size, 0 for "whatever the metadata
+ *	says"; otherwise a power of two from 512 to PAGE_SIZE, checked by the
+ *	caller
+ * @uuid: expected identity, when @uuid_set
  * @uuid_set: whether @uuid was given
+ *
+ * Size, block size and uuid are fixed when the backing device is formatted;
+ * an attach only states what it expects, and a mismatch refuses it.
  */
 struct chorus_volume_config {
 	const char *name;
@@ -146,6 +168,12 @@ struct chorus_volume *chorus_volume_next(int *index);
 enum chorus_volume_state chorus_volume_state(struct chorus_volume *vol);
 void chorus_volume_set_failed(struct chorus_volume *vol);
 void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum);
+
+/* meta.c */
+int chorus_meta_load(struct chorus_volume *vol,
+		     const struct chorus_volume_config *cfg,
+		     struct netlink_ext_ack *extack);
+void chorus_meta_release(struct chorus_meta *meta);
 
 /* backing.c */
 int chorus_backing_open(struct chorus_backing *backing, const char *path,

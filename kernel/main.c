@@ -160,48 +160,9 @@ void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum)
 	}
 }
 
-/*
- * Work out size and block size from the request and the backing device.
- * Nothing is changed on a rejection.
- */
-static int chorus_volume_set_geometry(struct chorus_volume *vol,
-				      const struct chorus_volume_config *cfg,
-				      struct netlink_ext_ack *extack)
-{
-	struct block_device *bdev = vol->backing.bdev;
-	u32 backing_lbs = bdev_logical_block_size(bdev);
-	u64 backing_bytes = bdev_nr_bytes(bdev);
-	u32 bs = cfg->block_size ? cfg->block_size : backing_lbs;
-	u64 size;
-
-	if (bs < backing_lbs) {
-		NL_SET_ERR_MSG(extack,
-			       "block size is smaller than the backing device's logical block size");
-		return -EINVAL;
-	}
-
-	size = cfg->size_bytes ? cfg->size_bytes : round_down(backing_bytes, bs);
-	if (size == 0) {
-		NL_SET_ERR_MSG(extack, "backing device is smaller than one block");
-		return -EINVAL;
-	}
-	if (size > backing_bytes) {
-		NL_SET_ERR_MSG(extack, "size exceeds the backing device's size");
-		return -EINVAL;
-	}
-	if (!IS_ALIGNED(size, bs)) {
-		NL_SET_ERR_MSG(extack, "size is not a multiple of the block size");
-		return -EINVAL;
-	}
-
-	vol->block_size = bs;
-	vol->nr_sectors = size >> SECTOR_SHIFT;
-	return 0;
-}
-
 /**
- * chorus_volume_create() - create a volume and its block device
- * @cfg: what to create; the name must already be valid
+ * chorus_volume_create() - attach a formatted backing device as a volume
+ * @cfg: what to attach; the name must already be valid
  * @extack: where to say what was wrong
  * @out: the new volume on success
  *
@@ -231,10 +192,6 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	if (!vol)
 		return -ENOMEM;
 	strscpy(vol->name, cfg->name, sizeof(vol->name));
-	if (cfg->uuid_set)
-		uuid_copy(&vol->uuid, &cfg->uuid);
-	else
-		uuid_gen(&vol->uuid);
 	mutex_init(&vol->lock);
 	atomic_set(&vol->state, CHORUS_VOLUME_STATE_ONLINE);
 	INIT_WORK(&vol->state_work, chorus_volume_state_workfn);
@@ -259,13 +216,13 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	if (ret)
 		goto remove_id;
 
-	ret = chorus_volume_set_geometry(vol, cfg, extack);
+	ret = chorus_meta_load(vol, cfg, extack);
 	if (ret)
 		goto close_backing;
 
 	ret = chorus_dev_create(vol, extack);
 	if (ret)
-		goto close_backing;
+		goto release_meta;
 
 	idr_replace(&chorus_volumes_idr, vol, vol->index);
 	pr_info("%s: created as %s on %s, %llu bytes, block size %u\n",
@@ -274,6 +231,8 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	*out = vol;
 	return 0;
 
+release_meta:
+	chorus_meta_release(&vol->meta);
 close_backing:
 	chorus_backing_close(&vol->backing);
 remove_id:
@@ -318,6 +277,7 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	chorus_dev_destroy(vol);
 	/* No I/O is left to change the state. */
 	cancel_work_sync(&vol->state_work);
+	chorus_meta_release(&vol->meta);
 	chorus_backing_close(&vol->backing);
 	free_percpu(vol->stats);
 	mutex_destroy(&vol->lock);

@@ -31,6 +31,7 @@ TEST_F(chorusctl, exit_codes_and_messages)
 {
 	char out[8192];
 
+	ASSERT_EQ(0, chorus_format("/dev/vda", 64 * MiB, 0, NULL));
 	ASSERT_EQ(0, run("%s volume create vol0 --backing /dev/vda --size 64M", self->ctl));
 
 	/* refused by the kernel: 1, with the extack text */
@@ -81,6 +82,7 @@ TEST_F(chorusctl, json_and_counters)
 {
 	char out[8192];
 
+	ASSERT_EQ(0, chorus_format("/dev/vda", 32 * MiB, 4096, NULL));
 	ASSERT_EQ(0, run("%s volume create vol0 --backing /dev/vda --size 32M --block-size 4096",
 			 self->ctl));
 	ASSERT_EQ(0, run("dd if=/dev/zero of=/dev/chorus0 bs=64k count=16 oflag=direct "
@@ -129,6 +131,7 @@ TEST_F(chorusctl, events_stream)
 	env_track_pid(&self->env, pid);
 	usleep(700 * 1000);	/* the listener joins the group */
 
+	ASSERT_EQ(0, chorus_format("/dev/vda", 16 * MiB, 0, NULL));
 	ASSERT_EQ(0, run("%s volume create vol0 --backing /dev/vda --size 16M", self->ctl));
 	ASSERT_EQ(0, run("%s volume destroy vol0", self->ctl));
 
@@ -147,6 +150,7 @@ TEST_F(chorusctl, udev_rule_names_the_volume)
 {
 	char out[16384];
 
+	ASSERT_EQ(0, chorus_format("/dev/vdb", 16 * MiB, 0, NULL));
 	ASSERT_EQ(0, run("%s volume create data-1 --backing /dev/vdb --size 16M", self->ctl));
 	ASSERT_EQ(0, run("mkdir -p /run/udev/rules.d && cp %s/tools/udev/60-chorus.rules "
 			 "/run/udev/rules.d/", chorus_src()));

@@ -421,26 +421,29 @@ TEST_F_TIMEOUT(netlink, bad_sizes, 300)
 		{ 4096 + 512, 4096, "size 4608 with bs 4096" },
 		{ 1 * MiB + 1024, 2048, "size 1 MiB + 1 KiB with bs 2048" },
 	};
+	uint64_t formatted = 0;
 	struct genl_msg m;
 	size_t i, off;
 
 	ASSERT_LT(0, vdb);
+	ASSERT_EQ(0, chorus_format("/dev/vdb", 0, 0, NULL));
+	ASSERT_EQ(0, chorus_formatted_bytes("/dev/vdb", &formatted));
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		off = create_with_size(&m, self, cases[i].size, cases[i].bs);
 		bad(&m, cases[i].what, EINVAL_, EINVAL_, "size", 0, (long)off);
 	}
-	/* exactly the backing size is fine */
-	off = create_with_size(&m, self, vdb, 0);
+	/* exactly the formatted size is fine */
+	off = create_with_size(&m, self, formatted, 0);
 	{
 		struct chorus_vol v[1];
 		struct genl_err e;
 		int n = 0;
 
 		ASSERT_EQ(0, genl_xfer(&self->env.nl, &m, &e, v, 1, &n)) TH_LOG("%s", NLERR(&e));
-		EXPECT_EQ(vdb, v[0].size);
+		EXPECT_EQ(formatted, v[0].size);
 	}
 	destroy_ok(&self->env, "sz");
-	base_unchanged("size = backing");
+	base_unchanged("size = formatted size");
 }
 
 TEST_F_TIMEOUT(netlink, bad_block_sizes, 300)
@@ -474,11 +477,14 @@ TEST_F_TIMEOUT(netlink, bad_block_sizes, 300)
 	}
 
 	/* smaller than the backing device's logical block size: null_blk with 4K sectors */
-	if (run("rmmod null_blk 2>/dev/null; modprobe null_blk nr_devices=1 bs=4096 gb=1")) {
+	if (run("rmmod null_blk 2>/dev/null; "
+		"modprobe null_blk nr_devices=1 bs=4096 gb=1 memory_backed=1")) {
 		SKIP(return, "null_blk not available");
 	}
 	env_on_cleanup(&self->env, false, "rmmod null_blk");
 	ASSERT_TRUE(wait_path("/dev/nullb0", true, 5000));
+	/* formatted with its own 4096-byte logical block size */
+	ASSERT_EQ(0, chorus_format("/dev/nullb0", 0, 0, NULL));
 	for (i = 512; i < 4096; i *= 2) {
 		create_msg(&m, self);
 		msg_put_str(&m, CHORUS_A_VOLUME_NAME, "bs");

@@ -97,7 +97,9 @@ FIXTURE_SETUP(nvmf)
 	ASSERT_EQ(0, run("modprobe -a nvme-tcp nvme-rdma"));
 	ASSERT_EQ(0, target("modprobe -a nvmet nvmet-tcp nvmet-rdma && "
 			    "mountpoint -q /sys/kernel/config"));
-	ASSERT_EQ(0, target("insmod %s/chorus.ko", chorus_src()));
+	ASSERT_EQ(0, target("%s/tools/insmod-chorus", chorus_src()));
+	ASSERT_EQ(0, target("%s volume format --backing /dev/vda --size %llu --force",
+			    self->chorusctl, (unsigned long long)VOL_SIZE));
 	ASSERT_EQ(0, target("%s volume create " VOL " --backing /dev/vda --size %llu",
 			    self->chorusctl, (unsigned long long)VOL_SIZE));
 	ASSERT_EQ(0, target_out(out, sizeof(out), "cat /sys/block/chorus0/chorus/name"));

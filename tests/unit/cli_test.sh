@@ -34,6 +34,17 @@ expect 2 "$ctl" volume create vol0 --backing /dev/vdb --size 6k --block-size 4k
 expect 2 "$ctl" volume create vol0 --backing /dev/vdb --block-size 3000
 expect 2 "$ctl" volume create vol0 --backing /dev/vdb --uuid not-a-uuid
 expect 2 "$ctl" volume status
+expect 2 "$ctl" volume format
+expect 2 "$ctl" volume format --backing dev/vdb
+expect 2 "$ctl" volume format --backing /dev/vdb --size 0
+expect 2 "$ctl" volume format --backing /dev/vdb --size 1x
+expect 2 "$ctl" volume format --backing /dev/vdb --size 1000
+expect 2 "$ctl" volume format --backing /dev/vdb --size 6k --block-size 4k
+expect 2 "$ctl" volume format --backing /dev/vdb --block-size 3000
+expect 2 "$ctl" volume format --backing /dev/vdb --uuid not-a-uuid
+expect 2 "$ctl" volume format --backing /dev/vdb --uuid 00000000-0000-0000-0000-000000000000
+expect 2 "$ctl" volume inspect
+expect 2 "$ctl" volume inspect --backing vdb
 expect 2 "$ctl" events --count 0
 expect 2 "$ctl" events --timeout -1
 if [ ! -d /sys/module/chorus ]; then
@@ -61,6 +72,18 @@ expect 0 "$daemon" --configfs "$tmp/cfs" --state-file "$tmp/s.json" --teardown
 if [ -n "$(ls -A "$tmp/cfs")" ] || [ -e "$tmp/s.json" ]; then
 	echo "FAIL: teardown left something behind"; fail=1
 fi
+
+# format needs a block device; inspect also reads an image file, and an
+# unformatted one is refused.
+truncate -s 1M "$tmp/img" "$tmp/zeros"
+expect 1 "$ctl" volume format --backing "$tmp/img"
+expect 1 "$ctl" volume inspect --backing "$tmp/img"
+msg=$("$ctl" volume inspect --backing "$tmp/img" 2>&1)
+case $msg in
+*": not formatted: "*) ;;
+*) echo "FAIL: unexpected message: $msg"; fail=1 ;;
+esac
+cmp -s "$tmp/img" "$tmp/zeros" || { echo "FAIL: format or inspect wrote"; fail=1; }
 
 # Default mode: apply, wait for SIGTERM, tear down, exit 0.
 "$daemon" --config "$conf" --configfs "$tmp/cfs" --state-file "$tmp/s.json" 2>"$tmp/log" &

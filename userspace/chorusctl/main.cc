@@ -1,5 +1,9 @@
 // chorusctl: command-line control of chorus.ko volumes over generic netlink.
 // Documentation/chorusctl.rst describes the commands and exit codes.
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -9,11 +13,14 @@
 #include <string>
 
 #include <linux/chorus.h>
+#include <linux/fs.h>
 #include <CLI/CLI.hpp>
 
 #include "chorusctl/output.h"
 #include "lib/errors.h"
+#include "lib/fd.h"
 #include "lib/genl_client.h"
+#include "lib/meta.h"
 #include "lib/size.h"
 #include "lib/uuid.h"
 #include "lib/volume_validate.h"
@@ -46,6 +53,7 @@ struct Args {
     std::string uuid;
     int count = 0;
     double timeout = 0;
+    bool force = false;
 };
 
 // CLI11 validator from a check returning "" when fine, else the reason.
@@ -196,6 +204,123 @@ int CmdEvents(const Args& a) {
     return kExitOk;
 }
 
+// A backing device opened for format or inspect, with what the metadata
+// layout needs to know of it.
+struct Backing {
+    Fd fd;
+    uint64_t bytes = 0;
+    uint32_t lbs = 512;
+};
+
+// format needs a block device and O_EXCL, which fails with EBUSY while it is
+// mounted or held by a chorus volume. inspect reads only, so it neither
+// claims the device nor refuses a regular file (an image of one).
+Backing OpenBacking(const std::string& path, bool for_format) {
+    int flags = (for_format ? O_RDWR | O_EXCL : O_RDONLY) | O_CLOEXEC;
+    Backing b;
+    b.fd.Reset(::open(path.c_str(), flags));
+    if (!b.fd.valid()) {
+        int err = errno;
+        if (err == EBUSY)
+            throw Error("backing device is in use (EBUSY)", err);
+        throw Error("cannot open " + path + ": " + DescribeErrno(err), err);
+    }
+    struct stat st;
+    if (::fstat(b.fd.get(), &st) < 0)
+        throw Error("cannot stat " + path + ": " + DescribeErrno(errno), errno);
+    if (!S_ISBLK(st.st_mode)) {
+        if (for_format || !S_ISREG(st.st_mode))
+            throw Error(path + " is not a block device (ENOTBLK)", ENOTBLK);
+        b.bytes = static_cast<uint64_t>(st.st_size);
+        return b;
+    }
+    int lbs = 0;
+    if (::ioctl(b.fd.get(), BLKGETSIZE64, &b.bytes) < 0 || ::ioctl(b.fd.get(), BLKSSZGET, &lbs) < 0)
+        throw Error("cannot get the size of " + path + ": " + DescribeErrno(errno), errno);
+    b.lbs = static_cast<uint32_t>(lbs);
+    // chorus.ko writes superblocks with bios, behind the page cache of the
+    // block device: read and write around that cache so that nothing stale
+    // is seen or kept.
+    if (::fcntl(b.fd.get(), F_SETFL, O_DIRECT) < 0)
+        throw Error("cannot use O_DIRECT on " + path + ": " + DescribeErrno(errno), errno);
+    return b;
+}
+
+int CmdFormat(const Args& a) {
+    FormatOptions opt;
+    if (!a.block_size.empty())
+        opt.block_size = static_cast<uint32_t>(ParseSize(a.block_size));
+    if (!a.size.empty()) {
+        opt.size = ParseSize(a.size);
+        // The device's block size is checked once it is open.
+        uint32_t unit = opt.block_size != 0 ? opt.block_size : 512;
+        if (opt.size % unit != 0)
+            throw UsageError("--size: " + std::to_string(opt.size) +
+                             " bytes is not a multiple of the block size (" + std::to_string(unit) +
+                             ")");
+    }
+    if (!a.uuid.empty()) {
+        opt.uuid = ParseUuid(a.uuid);
+        if (IsNullUuid(*opt.uuid))
+            throw UsageError("--uuid: the volume uuid must not be all zeroes");
+    }
+    opt.force = a.force;
+
+    Backing b = OpenBacking(a.backing, true);
+    Formatted f;
+    try {
+        f = FormatDevice(b.fd.get(), b.bytes, b.lbs, opt);
+    } catch (const Error& e) {
+        if (e.errnum() != EEXIST)
+            throw;
+        throw Error(std::string(e.what()) + "; --force formats it anyway, losing its state",
+                    e.errnum());
+    }
+    if (a.json) {
+        nlohmann::json j = MetaSuperToJson(f.super);
+        j["backing"] = a.backing;
+        j["device_logical_block_size"] = b.lbs;
+        j["max_size_bytes"] = f.layout.max_data_bytes;
+        PrintJson(j);
+    } else {
+        std::cout << "formatted " << a.backing << ": volume uuid "
+                  << FormatUuid(f.super.volume_uuid) << ", " << FormatSize(f.layout.data_bytes)
+                  << " of data, block size " << f.layout.block_size << ", metadata "
+                  << FormatSize(f.layout.md_bytes) << " at the end" << std::endl;
+    }
+    return kExitOk;
+}
+
+int CmdInspect(const Args& a) {
+    Backing b = OpenBacking(a.backing, false);
+    MetaRead m = ReadMeta(b.fd.get(), b.bytes);
+    if (m.state == MetaRead::State::kNotFormatted)
+        throw Error("not formatted: no chorus metadata (run chorusctl volume format)", ENODATA);
+    if (m.state == MetaRead::State::kCorrupt)
+        throw Error("corrupt: " + m.Problems(), EUCLEAN);
+    if (a.json) {
+        nlohmann::json j = MetaSuperToJson(m.super);
+        j["backing"] = a.backing;
+        j["current_copy"] = m.current == 0 ? "A" : "B";
+        nlohmann::json copies = nlohmann::json::object();
+        for (int i = 0; i < 2; i++) {
+            const DecodeResult& c = m.copies[i];
+            nlohmann::json cj = {{"valid", c.ok()}};
+            if (c.ok())
+                cj["seq"] = c.super.seq;
+            else
+                cj["error"] = c.reason;
+            copies[i == 0 ? "A" : "B"] = cj;
+        }
+        j["copies"] = copies;
+        PrintJson(j);
+    } else {
+        PrintMetaInspect(std::cout, a.backing, m);
+        std::cout.flush();
+    }
+    return kExitOk;
+}
+
 int ExitCodeFor(const Error& e, bool names_volume) {
     if (dynamic_cast<const ModuleNotLoadedError*>(&e) != nullptr)
         return kExitNoModule;
@@ -251,6 +376,27 @@ int Main(int argc, char** argv) {
         ->required()
         ->check(Check(CheckVolumeName, "NAME"));
 
+    CLI::App* format =
+        volume->add_subcommand("format", "Write fresh chorus metadata to a backing device");
+    format->add_option("--backing", a.backing, "Absolute path of the backing block device")
+        ->required()
+        ->check(Check(CheckBackingPath, "PATH"));
+    format->add_option("--size", a.size, "Volume size (512, 4k, 64M, 1G, 1GiB); default: all")
+        ->check(Check(CheckSize, "SIZE"));
+    format
+        ->add_option("--block-size", a.block_size,
+                     "Logical block size: 512, 1024, 2048 or 4096; default: the backing's")
+        ->check(Check(CheckBlockSizeArg, "N"));
+    format->add_option("--uuid", a.uuid, "Volume uuid; default: random")
+        ->check(Check(CheckUuidArg, "UUID"));
+    format->add_flag("--force", a.force, "Format even if the device holds chorus metadata");
+
+    CLI::App* inspect =
+        volume->add_subcommand("inspect", "Show the chorus metadata of a backing device");
+    inspect->add_option("--backing", a.backing, "Path of the backing block device")
+        ->required()
+        ->check(Check(CheckBackingPath, "PATH"));
+
     CLI::App* events = app.add_subcommand("events", "Print volume events as they happen");
     events->add_option("--count", a.count, "Exit after N events")
         ->check(CLI::Range(1, std::numeric_limits<int>::max()));
@@ -291,6 +437,12 @@ int Main(int argc, char** argv) {
         what = "volume status " + a.name;
         names_volume = true;
         cmd = CmdStatus;
+    } else if (format->parsed()) {
+        what = "volume format " + a.backing;
+        cmd = CmdFormat;
+    } else if (inspect->parsed()) {
+        what = "volume inspect " + a.backing;
+        cmd = CmdInspect;
     } else if (events->parsed()) {
         what = "events";
         cmd = CmdEvents;

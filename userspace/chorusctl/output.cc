@@ -98,6 +98,133 @@ std::string FormatEventLine(const std::string& time, const VolumeInfo& v) {
            " size=" + std::to_string(v.size_bytes) + " state=" + VolumeStateName(v.state);
 }
 
+namespace {
+
+std::string Hex64(uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof(buf), "0x%016llx", static_cast<unsigned long long>(v));
+    return buf;
+}
+
+std::string PeerFlagsText(uint32_t flags) {
+    std::string out;
+    auto add = [&](const std::string& word) { out += (out.empty() ? "" : ",") + word; };
+    if ((flags & CHORUS_META_PEER_OUT_OF_DATE) != 0)
+        add("out-of-date");
+    if ((flags & CHORUS_META_PEER_FULL_SYNC) != 0)
+        add("full-sync");
+    uint32_t unknown = flags & ~(CHORUS_META_PEER_OUT_OF_DATE | CHORUS_META_PEER_FULL_SYNC);
+    if (unknown != 0) {
+        char buf[16];
+        std::snprintf(buf, sizeof(buf), "0x%x", unknown);
+        add(buf);
+    }
+    return out.empty() ? "none" : out;
+}
+
+// Where the metadata area starts: the superblock counts it back from the
+// device's end rounded down to CHORUS_META_BLOCK.
+uint64_t MetaOffsetBytes(const MetaSuper& s) {
+    uint64_t end = s.device_sectors * 512 / CHORUS_META_BLOCK * CHORUS_META_BLOCK;
+    return end - s.md_sectors * 512;
+}
+
+}  // namespace
+
+nlohmann::json MetaSuperToJson(const MetaSuper& s) {
+    nlohmann::json peers = nlohmann::json::array();
+    for (size_t i = 0; i < s.peers.size(); i++) {
+        const MetaPeer& p = s.peers[i];
+        if (p.node_id == 0)
+            continue;
+        peers.push_back({{"slot", i},
+                         {"node_id", p.node_id},
+                         {"flags", p.flags},
+                         {"bitmap_gen", p.bitmap_gen}});
+    }
+    return {
+        {"uuid", FormatUuid(s.volume_uuid)},
+        {"version", s.version},
+        {"flags", s.flags},
+        {"clean", (s.flags & CHORUS_META_F_CLEAN) != 0},
+        {"seq", s.seq},
+        {"node_id", s.node_id},
+        {"block_size", s.block_size},
+        {"size_bytes", s.data_sectors * 512},
+        {"data_sectors", s.data_sectors},
+        {"md_sectors", s.md_sectors},
+        {"md_bytes", s.md_sectors * 512},
+        {"md_offset_bytes", MetaOffsetBytes(s)},
+        {"device_sectors", s.device_sectors},
+        {"device_bytes", s.device_sectors * 512},
+        {"highest_epoch", s.highest_epoch},
+        {"current_gen", s.current_gen},
+        {"bm_shift", s.bm_shift},
+        {"al_extent_shift", s.al_extent_shift},
+        {"al_slots", s.al_slots},
+        {"max_peers", s.max_peers},
+        {"al_offset_sectors", s.al_offset_sectors},
+        {"bm_offset_sectors", s.bm_offset_sectors},
+        {"bm_slot_sectors", s.bm_slot_sectors},
+        {"peers", peers},
+    };
+}
+
+std::string MetaFlagsText(uint32_t flags) {
+    std::string out = (flags & CHORUS_META_F_CLEAN) != 0 ? "clean" : "dirty";
+    uint32_t unknown = flags & ~static_cast<uint32_t>(CHORUS_META_F_CLEAN);
+    if (unknown != 0) {
+        char buf[16];
+        std::snprintf(buf, sizeof(buf), ",0x%x", unknown);
+        out += buf;
+    }
+    return out;
+}
+
+void PrintMetaInspect(std::ostream& out, const std::string& backing, const MetaRead& m) {
+    const MetaSuper& s = m.super;
+    auto line = [&](const char* key, const std::string& value) {
+        out << std::left << std::setw(16) << (std::string(key) + ":") << value << '\n';
+    };
+    auto bytes = [](uint64_t n) { return FormatSize(n) + " (" + std::to_string(n) + " bytes)"; };
+    line("backing", backing);
+    line("volume uuid", FormatUuid(s.volume_uuid));
+    line("size", bytes(s.data_sectors * 512));
+    line("block size", std::to_string(s.block_size));
+    line("device size", bytes(s.device_sectors * 512));
+    line("metadata",
+         FormatSize(s.md_sectors * 512) + " at byte " + std::to_string(MetaOffsetBytes(s)));
+    line("bitmaps", std::to_string(s.max_peers) + " x " + FormatSize(s.bm_slot_sectors * 512) +
+                        ", " + FormatSize(uint64_t{1} << s.bm_shift) + " per bit");
+    line("activity log", std::to_string(s.al_slots) + " blocks, " +
+                             FormatSize(uint64_t{1} << s.al_extent_shift) + " per extent");
+    line("node id", std::to_string(s.node_id));
+    line("highest epoch", std::to_string(s.highest_epoch));
+    line("current gen", Hex64(s.current_gen));
+    line("flags", MetaFlagsText(s.flags));
+    line("seq", std::to_string(s.seq));
+    for (int i = 0; i < 2; i++) {
+        const DecodeResult& c = m.copies[i];
+        std::string state = c.ok() ? "valid, seq " + std::to_string(c.super.seq) : c.reason;
+        if (i == m.current)
+            state += " (current)";
+        line(i == 0 ? "superblock A" : "superblock B", state);
+    }
+    bool any = false;
+    for (size_t i = 0; i < s.peers.size(); i++) {
+        const MetaPeer& p = s.peers[i];
+        if (p.node_id == 0)
+            continue;
+        if (!any)
+            out << "peers:\n";
+        any = true;
+        out << "  slot " << i << ": node " << p.node_id << ", flags " << PeerFlagsText(p.flags)
+            << ", bitmap gen " << Hex64(p.bitmap_gen) << '\n';
+    }
+    if (!any)
+        line("peers", "none");
+}
+
 std::string NowIso8601() {
     using namespace std::chrono;
     auto now = system_clock::now();

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "lib/genl_codec.h"
+#include "lib/meta.h"
 
 namespace chorus {
 
@@ -27,6 +28,16 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v);
 
 // One line per event: time, event, name, device, size, state.
 std::string FormatEventLine(const std::string& time, const VolumeInfo& v);
+
+// Every superblock field, numbers as numbers, plus the byte sizes derived
+// from the sector counts; peers only for slots with a node id.
+nlohmann::json MetaSuperToJson(const MetaSuper& s);
+
+// "clean", "dirty", with unknown bits as "0x..." after a comma.
+std::string MetaFlagsText(uint32_t flags);
+
+// "key: value" lines of the current superblock and both copies' states.
+void PrintMetaInspect(std::ostream& out, const std::string& backing, const MetaRead& m);
 
 // UTC, ISO 8601 with milliseconds: "2026-11-21T03:15:02.123Z".
 std::string NowIso8601();

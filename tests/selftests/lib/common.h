@@ -208,7 +208,10 @@ static inline void env_teardown(struct __test_metadata *_metadata, struct chorus
 	ASSERT_EQ(0, bad) TH_LOG("kernel log has BUG/WARNING/Oops/lockdep/hung task lines");
 }
 
-/* Create a volume; ASSERTs success. */
+/*
+ * Format the backing device with this size, block size and uuid, then
+ * attach it as a volume with the same expectations; ASSERTs success.
+ */
 static inline void __create_ok(struct __test_metadata *_metadata, struct chorus_env *env,
 			       const char *name, const char *backing, uint64_t size,
 			       uint32_t bs, const uint8_t *uuid, struct chorus_vol *out)
@@ -219,6 +222,8 @@ static inline void __create_ok(struct __test_metadata *_metadata, struct chorus_
 	struct chorus_vol tmp;
 	struct genl_err e;
 
+	ASSERT_EQ(0, chorus_format(backing, size, bs, uuid))
+		TH_LOG("chorusctl volume format of %s failed", backing);
 	ASSERT_EQ(0, chorus_create(&env->nl, &a, out ? out : &tmp, &e))
 		TH_LOG("create %s on %s: %s", name, backing, NLERR(&e));
 }

@@ -418,7 +418,44 @@ bool chorus_module_loaded(void)
 
 int chorus_load(void)
 {
-	return run("insmod %s/chorus.ko", chorus_src());
+	return run("%s/tools/insmod-chorus", chorus_src());
+}
+
+int chorus_format(const char *backing, uint64_t size, uint32_t block_size,
+		  const uint8_t *uuid)
+{
+	char opts[128] = "", u[37];
+
+	if (size)
+		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " --size %llu",
+			 (unsigned long long)size);
+	if (block_size)
+		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " --block-size %u",
+			 block_size);
+	if (uuid) {
+		snprintf(u, sizeof(u),
+			 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+			 uuid[0], uuid[1], uuid[2], uuid[3], uuid[4], uuid[5], uuid[6], uuid[7],
+			 uuid[8], uuid[9], uuid[10], uuid[11], uuid[12], uuid[13], uuid[14],
+			 uuid[15]);
+		snprintf(opts + strlen(opts), sizeof(opts) - strlen(opts), " --uuid %s", u);
+	}
+	return run_quiet(NULL, 0, "%s/build/bin/chorusctl volume format --backing %s --force%s",
+			 chorus_src(), backing, opts);
+}
+
+int chorus_formatted_bytes(const char *backing, uint64_t *bytes)
+{
+	char out[64];
+	int r = run_quiet(out, sizeof(out),
+			  "%s/build/bin/chorusctl --json volume inspect --backing %s | "
+			  "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"size_bytes\"])'",
+			  chorus_src(), backing);
+
+	if (r)
+		return -EIO;
+	*bytes = strtoull(out, NULL, 10);
+	return *bytes ? 0 : -EIO;
 }
 
 int chorus_unload(void)

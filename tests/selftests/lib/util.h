@@ -64,8 +64,17 @@ int chorus_counter(const char *disk, const char *name, uint64_t *v);
 
 /* Module. */
 bool chorus_module_loaded(void);
-int chorus_load(void);		/* insmod $CHORUS_SRC/chorus.ko; exit status */
+int chorus_load(void);		/* tools/insmod-chorus; exit status */
 int chorus_unload(void);	/* rmmod chorus; exit status */
+/*
+ * Write chorus metadata on a backing device (chorusctl volume format
+ * --force); 0 for size, block_size or NULL uuid takes the default. Exit
+ * status.
+ */
+int chorus_format(const char *backing, uint64_t size, uint32_t block_size,
+		  const uint8_t *uuid);
+/* The data size the metadata on backing gives the volume; 0 or -errno. */
+int chorus_formatted_bytes(const char *backing, uint64_t *bytes);
 
 /* Block devices. */
 int bdev_size(const char *path, uint64_t *bytes);	/* BLKGETSIZE64 */

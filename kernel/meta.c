@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chorus - replicated block storage: the on-disk metadata of a replica.
+ *
+ * The layout is defined in include/uapi/linux/chorus_meta.h; chorusctl
+ * writes it when a volume is first made ("chorusctl volume format") and
+ * every attach checks it here before the volume exists. Checking writes
+ * nothing: a refused attach leaves the backing device as it was.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/crc32c.h>
+#include <linux/slab.h>
+#include <net/netlink.h>
+
+#include "chorus.h"
+
+enum chorus_meta_copy_state {
+	CHORUS_META_COPY_EMPTY,		/* no magic: never formatted */
+	CHORUS_META_COPY_CORRUPT,	/* magic, but bad crc */
+	CHORUS_META_COPY_VALID,
+};
+
+static u32 chorus_meta_crc(const struct chorus_meta_super *sb)
+{
+	return ~crc32c(~0U, sb, offsetof(struct chorus_meta_super, crc));
+}
+
+static int chorus_meta_read_block(struct block_device *bdev, sector_t sector,
+				  void *buf)
+{
+	struct bio bio;
+	struct bio_vec bvec;
+	int ret;
+
+	bio_init(&bio, bdev, &bvec, 1, REQ_OP_READ | REQ_SYNC | REQ_META);
+	bio.bi_iter.bi_sector = sector;
+	__bio_add_page(&bio, virt_to_page(buf), CHORUS_META_BLOCK,
+		       offset_in_page(buf));
+	ret = submit_bio_wait(&bio);
+	bio_uninit(&bio);
+	return ret;
+}
+
+static enum chorus_meta_copy_state
+chorus_meta_copy_state(const struct chorus_meta_super *sb)
+{
+	if (le64_to_cpu(sb->magic) != CHORUS_META_MAGIC)
+		return CHORUS_META_COPY_EMPTY;
+	if (le32_to_cpu(sb->crc) != chorus_meta_crc(sb))
+		return CHORUS_META_COPY_CORRUPT;
+	return CHORUS_META_COPY_VALID;
+}
+
+/* The areas must tile the metadata area exactly as chorus_meta.h says. */
+static bool chorus_meta_geometry_ok(const struct chorus_meta_super *sb,
+				    struct block_device *bdev, sector_t end)
+{
+	u32 bs = le32_to_cpu(sb->block_size);
+	u32 bm_shift = le32_to_cpu(sb->bm_shift);
+	u32 al_slots = le32_to_cpu(sb->al_slots);
+	u32 max_peers = le32_to_cpu(sb->max_peers);
+	u64 data = le64_to_cpu(sb->data_sectors);
+	u64 md = le64_to_cpu(sb->md_sectors);
+	u64 al_off = le64_to_cpu(sb->al_offset_sectors);
+	u64 bm_off = le64_to_cpu(sb->bm_offset_sectors);
+	u64 bm_slot = le64_to_cpu(sb->bm_slot_sectors);
+	const u64 block_sectors = CHORUS_META_BLOCK >> SECTOR_SHIFT;
+
+	if (bs < SECTOR_SIZE || bs > CHORUS_META_BLOCK || !is_power_of_2(bs) ||
+	    bs < bdev_logical_block_size(bdev))
+		return false;
+	if (bm_shift < 12 || bm_shift > 30 || max_peers > CHORUS_META_MAX_PEERS ||
+	    al_slots == 0 || al_slots > 1024)
+		return false;
+	if (md > end || al_off + al_slots * block_sectors + 2 * block_sectors != md)
+		return false;
+	if (bm_off + max_peers * bm_slot > al_off)
+		return false;
+	/* One bitmap slot must cover the data: bits in a slot << bm_shift. */
+	if (max_peers && (bm_slot << (SECTOR_SHIFT + 3)) <
+	    DIV_ROUND_UP(data << SECTOR_SHIFT, 1ULL << bm_shift))
+		return false;
+	return data && IS_ALIGNED(data << SECTOR_SHIFT, bs) && data <= end - md;
+}
+
+/* Refuse a superblock that does not fit this device or this request. */
+static int chorus_meta_check(const struct chorus_meta_super *sb,
+			     struct block_device *bdev, sector_t end,
+			     const struct chorus_volume_config *cfg,
+			     struct netlink_ext_ack *extack)
+{
+	u64 device = le64_to_cpu(sb->device_sectors);
+	uuid_t uuid;
+
+	if (le32_to_cpu(sb->version) != CHORUS_META_VERSION) {
+		NL_SET_ERR_MSG(extack, "unsupported chorus metadata version");
+		return -EINVAL;
+	}
+	if (device > bdev_nr_sectors(bdev)) {
+		NL_SET_ERR_MSG(extack,
+			       "backing device is smaller than the device its metadata was formatted on");
+		return -EINVAL;
+	}
+	if (device < bdev_nr_sectors(bdev)) {
+		NL_SET_ERR_MSG(extack,
+			       "backing device is larger than when it was formatted; resizing is not supported");
+		return -EINVAL;
+	}
+	if (!chorus_meta_geometry_ok(sb, bdev, end)) {
+		NL_SET_ERR_MSG(extack, "chorus metadata geometry is inconsistent");
+		return -EUCLEAN;
+	}
+
+	import_uuid(&uuid, sb->volume_uuid);
+	if (cfg->uuid_set && !uuid_equal(&uuid, &cfg->uuid)) {
+		NL_SET_ERR_MSG(extack,
+			       "volume uuid does not match the backing device's metadata");
+		return -EINVAL;
+	}
+	if (cfg->size_bytes &&
+	    cfg->size_bytes != le64_to_cpu(sb->data_sectors) << SECTOR_SHIFT) {
+		NL_SET_ERR_MSG(extack,
+			       "size differs from the size the backing device was formatted with");
+		return -EINVAL;
+	}
+	if (cfg->block_size && cfg->block_size != le32_to_cpu(sb->block_size)) {
+		NL_SET_ERR_MSG(extack,
+			       "block size differs from the one the backing device was formatted with");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * chorus_meta_load() - read and check a volume's metadata, take its geometry
+ * @vol: volume whose backing device is open
+ * @cfg: the attach request; its uuid, size and block size, when given,
+ *	must match the metadata
+ * @extack: where to say what was wrong
+ *
+ * Reads both superblock copies, keeps the valid one with the higher seq and
+ * sets the volume's uuid, size and block size from it. Writes nothing.
+ *
+ * Context: process context.
+ * Return: 0; -ENODATA when the device was never formatted, -EUCLEAN when
+ * the metadata is damaged, -EINVAL when it does not fit the device or the
+ * request, -EIO on a read error; with a message in @extack.
+ */
+int chorus_meta_load(struct chorus_volume *vol,
+		     const struct chorus_volume_config *cfg,
+		     struct netlink_ext_ack *extack)
+{
+	static const unsigned int from_end[2] = {
+		CHORUS_META_SUPER_A_FROM_END, CHORUS_META_SUPER_B_FROM_END,
+	};
+	struct block_device *bdev = vol->backing.bdev;
+	u64 end_bytes = round_down(bdev_nr_bytes(bdev), CHORUS_META_BLOCK);
+	struct chorus_meta_super *copy[2] = {};
+	enum chorus_meta_copy_state state[2];
+	int cur = -1, i, ret;
+
+	BUILD_BUG_ON(sizeof(struct chorus_meta_super) != CHORUS_META_BLOCK);
+
+	if (end_bytes < CHORUS_META_SUPER_A_FROM_END) {
+		NL_SET_ERR_MSG(extack, "backing device is too small for chorus metadata");
+		return -EINVAL;
+	}
+
+	for (i = 0; i < 2; i++) {
+		copy[i] = kmalloc(CHORUS_META_BLOCK, GFP_KERNEL);
+		if (!copy[i]) {
+			ret = -ENOMEM;
+			goto free_copies;
+		}
+		ret = chorus_meta_read_block(bdev, (end_bytes - from_end[i]) >> SECTOR_SHIFT,
+					     copy[i]);
+		if (ret) {
+			NL_SET_ERR_MSG(extack, "cannot read the chorus metadata");
+			goto free_copies;
+		}
+		state[i] = chorus_meta_copy_state(copy[i]);
+		if (state[i] == CHORUS_META_COPY_VALID &&
+		    (cur < 0 || le64_to_cpu(copy[i]->seq) > le64_to_cpu(copy[cur]->seq)))
+			cur = i;
+	}
+
+	if (cur < 0) {
+		if (state[0] == CHORUS_META_COPY_EMPTY && state[1] == CHORUS_META_COPY_EMPTY) {
+			NL_SET_ERR_MSG(extack,
+				       "backing device has no chorus metadata: run chorusctl volume format");
+			ret = -ENODATA;
+		} else {
+			NL_SET_ERR_MSG(extack,
+				       "chorus metadata is corrupt: both superblock copies fail their checksum");
+			ret = -EUCLEAN;
+		}
+		goto free_copies;
+	}
+	if (state[!cur] != CHORUS_META_COPY_VALID)
+		pr_warn("%s: superblock copy %c on %s is damaged, using copy %c\n",
+			cfg->name, 'A' + !cur, vol->backing.path, 'A' + cur);
+
+	ret = chorus_meta_check(copy[cur], bdev, end_bytes >> SECTOR_SHIFT, cfg, extack);
+	if (ret)
+		goto free_copies;
+
+	import_uuid(&vol->uuid, copy[cur]->volume_uuid);
+	vol->block_size = le32_to_cpu(copy[cur]->block_size);
+	vol->nr_sectors = le64_to_cpu(copy[cur]->data_sectors);
+	vol->meta.super = copy[cur];
+	vol->meta.current_copy = cur;
+	vol->meta.md_start = (end_bytes >> SECTOR_SHIFT) -
+			     le64_to_cpu(copy[cur]->md_sectors);
+	kfree(copy[!cur]);
+	return 0;
+
+free_copies:
+	kfree(copy[0]);
+	kfree(copy[1]);
+	return ret;
+}
+
+/**
+ * chorus_meta_release() - drop the in-memory metadata of a volume
+ * @meta: filled by chorus_meta_load()
+ */
+void chorus_meta_release(struct chorus_meta *meta)
+{
+	kfree(meta->super);
+	meta->super = NULL;
+}
