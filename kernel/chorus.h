@@ -39,15 +39,17 @@ struct chorus_backing {
 /**
  * struct chorus_meta - a volume's metadata on its backing device
  * @super: in-memory copy of the current superblock
- * @current_copy: the copy @super was read from: 0 (A) or 1 (B)
+ * @current_copy: the copy holding @super on disk: 0 (A) or 1 (B)
+ * @end_bytes: end of the backing device, rounded down to CHORUS_META_BLOCK
  * @md_start: first sector of the metadata area
  *
- * Set once at attach and immutable afterwards, until the write path starts
- * to update the superblock.
+ * @super and @current_copy change only under chorus_volumes_lock (attach
+ * and destroy); the rest is set at attach.
  */
 struct chorus_meta {
 	struct chorus_meta_super *super;
 	int current_copy;
+	u64 end_bytes;
 	sector_t md_start;
 };
 
@@ -173,6 +175,8 @@ void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum);
 int chorus_meta_load(struct chorus_volume *vol,
 		     const struct chorus_volume_config *cfg,
 		     struct netlink_ext_ack *extack);
+int chorus_meta_open(struct chorus_volume *vol, struct netlink_ext_ack *extack);
+void chorus_meta_close(struct chorus_volume *vol);
 void chorus_meta_release(struct chorus_meta *meta);
 
 /* backing.c */

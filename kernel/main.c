@@ -220,9 +220,13 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	if (ret)
 		goto close_backing;
 
-	ret = chorus_dev_create(vol, extack);
+	ret = chorus_meta_open(vol, extack);
 	if (ret)
 		goto release_meta;
+
+	ret = chorus_dev_create(vol, extack);
+	if (ret)
+		goto close_meta;
 
 	idr_replace(&chorus_volumes_idr, vol, vol->index);
 	pr_info("%s: created as %s on %s, %llu bytes, block size %u\n",
@@ -231,6 +235,8 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	*out = vol;
 	return 0;
 
+close_meta:
+	chorus_meta_close(vol);
 release_meta:
 	chorus_meta_release(&vol->meta);
 close_backing:
@@ -277,6 +283,7 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	chorus_dev_destroy(vol);
 	/* No I/O is left to change the state. */
 	cancel_work_sync(&vol->state_work);
+	chorus_meta_close(vol);
 	chorus_meta_release(&vol->meta);
 	chorus_backing_close(&vol->backing);
 	free_percpu(vol->stats);

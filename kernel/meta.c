@@ -28,14 +28,14 @@ static u32 chorus_meta_crc(const struct chorus_meta_super *sb)
 	return ~crc32c(~0U, sb, offsetof(struct chorus_meta_super, crc));
 }
 
-static int chorus_meta_read_block(struct block_device *bdev, sector_t sector,
-				  void *buf)
+static int chorus_meta_rw_block(struct block_device *bdev, sector_t sector,
+				void *buf, blk_opf_t opf)
 {
 	struct bio bio;
 	struct bio_vec bvec;
 	int ret;
 
-	bio_init(&bio, bdev, &bvec, 1, REQ_OP_READ | REQ_SYNC | REQ_META);
+	bio_init(&bio, bdev, &bvec, 1, opf | REQ_SYNC | REQ_META);
 	bio.bi_iter.bi_sector = sector;
 	__bio_add_page(&bio, virt_to_page(buf), CHORUS_META_BLOCK,
 		       offset_in_page(buf));
@@ -52,6 +52,16 @@ chorus_meta_copy_state(const struct chorus_meta_super *sb)
 	if (le32_to_cpu(sb->crc) != chorus_meta_crc(sb))
 		return CHORUS_META_COPY_CORRUPT;
 	return CHORUS_META_COPY_VALID;
+}
+
+/* Sector of superblock copy 0 (A) or 1 (B), from the rounded device end. */
+static sector_t chorus_meta_copy_sector(u64 end_bytes, int copy)
+{
+	static const unsigned int from_end[2] = {
+		CHORUS_META_SUPER_A_FROM_END, CHORUS_META_SUPER_B_FROM_END,
+	};
+
+	return (end_bytes - from_end[copy]) >> SECTOR_SHIFT;
 }
 
 /* The areas must tile the metadata area exactly as chorus_meta.h says. */
@@ -153,9 +163,6 @@ int chorus_meta_load(struct chorus_volume *vol,
 		     const struct chorus_volume_config *cfg,
 		     struct netlink_ext_ack *extack)
 {
-	static const unsigned int from_end[2] = {
-		CHORUS_META_SUPER_A_FROM_END, CHORUS_META_SUPER_B_FROM_END,
-	};
 	struct block_device *bdev = vol->backing.bdev;
 	u64 end_bytes = round_down(bdev_nr_bytes(bdev), CHORUS_META_BLOCK);
 	struct chorus_meta_super *copy[2] = {};
@@ -175,8 +182,8 @@ int chorus_meta_load(struct chorus_volume *vol,
 			ret = -ENOMEM;
 			goto free_copies;
 		}
-		ret = chorus_meta_read_block(bdev, (end_bytes - from_end[i]) >> SECTOR_SHIFT,
-					     copy[i]);
+		ret = chorus_meta_rw_block(bdev, chorus_meta_copy_sector(end_bytes, i),
+					   copy[i], REQ_OP_READ);
 		if (ret) {
 			NL_SET_ERR_MSG(extack, "cannot read the chorus metadata");
 			goto free_copies;
@@ -212,15 +219,106 @@ int chorus_meta_load(struct chorus_volume *vol,
 	vol->nr_sectors = le64_to_cpu(copy[cur]->data_sectors);
 	vol->meta.super = copy[cur];
 	vol->meta.current_copy = cur;
+	vol->meta.end_bytes = end_bytes;
 	vol->meta.md_start = (end_bytes >> SECTOR_SHIFT) -
 			     le64_to_cpu(copy[cur]->md_sectors);
 	kfree(copy[!cur]);
+	if (!(le32_to_cpu(vol->meta.super->flags) & CHORUS_META_F_CLEAN))
+		pr_warn("%s: %s was not detached cleanly last time\n",
+			cfg->name, vol->backing.path);
 	return 0;
 
 free_copies:
 	kfree(copy[0]);
 	kfree(copy[1]);
 	return ret;
+}
+
+/**
+ * chorus_meta_write() - write the in-memory superblock to disk
+ * @vol: volume with loaded metadata
+ *
+ * Bumps seq and writes the copy that is not current, with a pre-flush (so
+ * everything completed before is durable first) and FUA; only once that
+ * succeeded does it become current. A torn or failed write leaves the
+ * previous copy as the valid one with the higher seq.
+ *
+ * Context: process context; callers serialise superblock updates (attach
+ * and destroy, under chorus_volumes_lock).
+ * Return: 0 or a negative errno; on failure the in-memory seq is unchanged.
+ */
+static int chorus_meta_write(struct chorus_volume *vol)
+{
+	struct chorus_meta *meta = &vol->meta;
+	struct chorus_meta_super *sb = meta->super;
+	u64 seq = le64_to_cpu(sb->seq);
+	int next = !meta->current_copy;
+	int ret;
+
+	lockdep_assert_held(&chorus_volumes_lock);
+	sb->seq = cpu_to_le64(seq + 1);
+	sb->crc = cpu_to_le32(chorus_meta_crc(sb));
+	ret = chorus_meta_rw_block(vol->backing.bdev,
+				   chorus_meta_copy_sector(meta->end_bytes, next), sb,
+				   REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA);
+	if (ret) {
+		sb->seq = cpu_to_le64(seq);
+		return ret;
+	}
+	meta->current_copy = next;
+	return 0;
+}
+
+static int chorus_meta_set_clean(struct chorus_volume *vol, bool clean)
+{
+	struct chorus_meta_super *sb = vol->meta.super;
+	u32 flags = le32_to_cpu(sb->flags);
+	int ret;
+
+	sb->flags = cpu_to_le32(clean ? flags | CHORUS_META_F_CLEAN :
+				flags & ~CHORUS_META_F_CLEAN);
+	ret = chorus_meta_write(vol);
+	if (ret)
+		sb->flags = cpu_to_le32(flags);
+	return ret;
+}
+
+/**
+ * chorus_meta_open() - mark the metadata in use before the volume serves I/O
+ * @vol: volume whose metadata chorus_meta_load() accepted
+ * @extack: where to say what failed
+ *
+ * Clears the clean flag on disk, so that a crash from now on is seen at
+ * the next attach.
+ *
+ * Context: process context, chorus_volumes_lock held.
+ * Return: 0 or a negative errno with a message in @extack.
+ */
+int chorus_meta_open(struct chorus_volume *vol, struct netlink_ext_ack *extack)
+{
+	int ret = chorus_meta_set_clean(vol, false);
+
+	if (ret)
+		NL_SET_ERR_MSG(extack, "cannot write the chorus metadata");
+	return ret;
+}
+
+/**
+ * chorus_meta_close() - mark the metadata clean after the last I/O
+ * @vol: volume opened with chorus_meta_open(), with no I/O left
+ *
+ * A failure is logged and leaves the metadata marked unclean, which the
+ * next attach reports; detaching goes on regardless.
+ *
+ * Context: process context, chorus_volumes_lock held.
+ */
+void chorus_meta_close(struct chorus_volume *vol)
+{
+	int ret = chorus_meta_set_clean(vol, true);
+
+	if (ret)
+		pr_err("%s: cannot mark the metadata on %s clean (%d)\n",
+		       vol->name, vol->backing.path, ret);
 }
 
 /**

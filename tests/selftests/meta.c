@@ -191,4 +191,72 @@ TEST_F(meta, format_refuses_in_use_and_formatted_devices)
 	EXPECT_NE(NULL, strstr(out, "11223344-5566-4788-99aa-bbccddeeff01")) TH_LOG("%s", out);
 }
 
+/* One field of `chorusctl --json volume inspect`, as python prints it. */
+static int inspect(const char *ctl, const char *dev, const char *field, char *out, size_t len)
+{
+	int r = run_quiet(out, len, "%s --json volume inspect --backing %s | "
+			  "python3 -c 'import json,sys; print(json.load(sys.stdin)[\"%s\"])'",
+			  ctl, dev, field);
+
+	out[strcspn(out, "\n")] = '\0';
+	return r;
+}
+
+TEST_F(meta, attach_and_detach_mark_the_metadata)
+{
+	char out[256];
+
+	create_ok(&self->env, "m", DEV, 64 * MiB, 0, uuid_a, NULL);
+	ASSERT_EQ(0, inspect(self->ctl, DEV, "clean", out, sizeof(out)));
+	EXPECT_STREQ("False", out);
+	ASSERT_EQ(0, inspect(self->ctl, DEV, "seq", out, sizeof(out)));
+	EXPECT_STREQ("2", out);
+
+	destroy_ok(&self->env, "m");
+	ASSERT_EQ(0, inspect(self->ctl, DEV, "clean", out, sizeof(out)));
+	EXPECT_STREQ("True", out);
+	ASSERT_EQ(0, inspect(self->ctl, DEV, "seq", out, sizeof(out)));
+	EXPECT_STREQ("3", out);
+}
+
+/* The detach cannot write its clean mark: a dm table switched to "error". */
+TEST_F(meta, failed_clean_mark_is_reported_at_next_attach)
+{
+	const uint64_t sectors = 64 * MiB / 512;
+	struct chorus_create_args a = { .name = "m", .uuid = uuid_a };
+	char dm[64], out[256];
+	struct chorus_vol v;
+	struct genl_err e;
+
+	ASSERT_EQ(0, run("modprobe dm-mod && dmsetup create --noudevsync chorus-meta-flaky "
+			 "--table '0 %llu linear " DEV " 0'", (unsigned long long)sectors));
+	env_on_cleanup(&self->env, false, "dmsetup remove --noudevsync chorus-meta-flaky");
+	ASSERT_EQ(0, run_out(dm, sizeof(dm),
+			     "for d in /sys/block/dm-*; do [ \"$(cat $d/dm/name)\" = "
+			     "chorus-meta-flaky ] && echo /dev/${d##*/}; done"));
+	dm[strcspn(dm, "\n")] = '\0';
+	ASSERT_NE(0, dm[0]);
+	a.backing = dm;
+
+	create_ok(&self->env, "m", dm, 0, 0, uuid_a, NULL);
+	ASSERT_EQ(0, run("dmsetup suspend --noudevsync chorus-meta-flaky && "
+			 "dmsetup load chorus-meta-flaky --table '0 %llu error' && "
+			 "dmsetup resume --noudevsync chorus-meta-flaky",
+			 (unsigned long long)sectors));
+	destroy_ok(&self->env, "m");
+	EXPECT_EQ(0, run("dmesg | grep -q 'm: cannot mark the metadata on %s clean'", dm));
+
+	ASSERT_EQ(0, run("dmsetup suspend --noudevsync chorus-meta-flaky && "
+			 "dmsetup load chorus-meta-flaky --table '0 %llu linear " DEV " 0' && "
+			 "dmsetup resume --noudevsync chorus-meta-flaky",
+			 (unsigned long long)sectors));
+	ASSERT_EQ(0, inspect(self->ctl, dm, "clean", out, sizeof(out)));
+	EXPECT_STREQ("False", out);
+	ASSERT_EQ(0, chorus_create(&self->env.nl, &a, &v, &e)) TH_LOG("%s", NLERR(&e));
+	EXPECT_EQ(0, run("dmesg | grep -q 'm: %s was not detached cleanly last time'", dm));
+	destroy_ok(&self->env, "m");
+	ASSERT_EQ(0, inspect(self->ctl, dm, "clean", out, sizeof(out)));
+	EXPECT_STREQ("True", out);
+}
+
 CHORUS_HARNESS_MAIN
