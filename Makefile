@@ -14,7 +14,7 @@ DESTDIR ?=
 
 .DEFAULT_GOAL := all
 .PHONY: help all deps module userspace selftests lint lint-kernel lint-cpp \
-	unit vmtest check demo install clean
+	unit vmtest check demo bench install clean
 
 help:
 	@echo 'chorus - targets'
@@ -28,6 +28,8 @@ help:
 	@echo '  make lint       checkpatch --strict, W=1 + sparse, clang-format'
 	@echo '  make unit       run the GoogleTest unit tests (ctest)'
 	@echo '  make vmtest     run the VM tests (tests/selftests/run; FILTER=name)'
+	@echo '  make bench      fio: chorus vs bare disk, DRBD and nvmet in 2 VMs'
+	@echo '                  -> Documentation/benchmarks.md (BENCH_ARGS=--targets ...)'
 	@echo '  make install    install module, chorusctl, chorusd, udev rule, systemd unit'
 	@echo '                  (PREFIX=$(PREFIX), DESTDIR=, KVER=$(KVER))'
 	@echo '  make clean      remove build outputs'
@@ -58,9 +60,9 @@ lint-kernel:
 
 lint-cpp:
 	@echo 'lint: clang-format on userspace and tests/unit'
-	@cd $(ROOT) && git ls-files -co --exclude-standard 'userspace/*.cc' \
-		'userspace/*.h' 'tests/unit/*.cc' 'tests/unit/*.h' | \
-		xargs -r clang-format --dry-run -Werror
+	@cd $(ROOT) && files=$$(git ls-files -co --exclude-standard 'userspace/*.cc' \
+		'userspace/*.h' 'tests/unit/*.cc' 'tests/unit/*.h') && \
+		test -n "$$files" && clang-format --dry-run -Werror $$files
 
 unit: userspace
 	ctest --test-dir $(BUILD)/userspace --output-on-failure
@@ -78,14 +80,18 @@ demo: deps
 	$(MAKE) all
 	$(ROOT)/tools/demo
 
+bench: all
+	$(ROOT)/tools/bench/run $(BENCH_ARGS)
+
 install: module userspace
 	install -D -m 0644 $(ROOT)/chorus.ko $(DESTDIR)/lib/modules/$(KVER)/extra/chorus.ko
 	install -D -m 0755 $(BUILD)/bin/chorusctl $(DESTDIR)$(PREFIX)/sbin/chorusctl
 	install -D -m 0755 $(BUILD)/bin/chorusd $(DESTDIR)$(PREFIX)/sbin/chorusd
 	install -D -m 0644 $(ROOT)/tools/udev/60-chorus.rules \
 		$(DESTDIR)/etc/udev/rules.d/60-chorus.rules
-	install -D -m 0644 $(ROOT)/userspace/chorusd/chorusd.service \
-		$(DESTDIR)/etc/systemd/system/chorusd.service
+	install -d $(DESTDIR)/etc/systemd/system
+	sed 's|@PREFIX@|$(PREFIX)|g' $(ROOT)/userspace/chorusd/chorusd.service \
+		> $(DESTDIR)/etc/systemd/system/chorusd.service
 	$(if $(DESTDIR),,depmod $(KVER))
 
 clean:

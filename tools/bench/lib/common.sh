@@ -1,0 +1,65 @@
+# shellcheck shell=bash disable=SC2034   # (variables used by the files sourcing this one)
+# Helpers of tools/bench/run: running commands on the two nodes, the fio rows, one measured run.
+
+bench_log() { printf 'bench: %s\n' "$*" >&2; }
+bench_die() { bench_log "error: $*"; exit 1; }
+
+# The two nodes. In the lab they are vm1 and vm2 (10.99.0.1/2, disk /dev/vdb, rxe0). On real
+# machines set BENCH_HOSTS="host1 host2" (ssh, root, this checkout at the same path on both)
+# and BENCH_ADDRS / BENCH_DISK to their replication addresses and the disk to use.
+BENCH_ADDRS=${BENCH_ADDRS:-10.99.0.1 10.99.0.2}
+BENCH_DISK=${BENCH_DISK:-/dev/vdb}
+read -r -a NODE_ADDR <<<"$BENCH_ADDRS"
+read -r -a NODE_HOST <<<"${BENCH_HOSTS:-}"
+
+# on N [--timeout S] -- CMD: run a shell command line on node N (1 or 2) as root, in $ROOT.
+on() {
+	local n=$1 t=600
+	shift
+	if [[ $1 == --timeout ]]; then t=$2; shift 2; fi
+	[[ $1 == -- ]] && shift
+	if ((${#NODE_HOST[@]})); then
+		timeout -k 5 "$t" ssh -o BatchMode=yes "root@${NODE_HOST[n - 1]}" \
+			"cd $(printf '%q' "$ROOT") && bash -c $(printf '%q' "$1")"
+	else
+		"$LAB" run "$n" --timeout "$t" -- "$1"
+	fi
+}
+
+# Node N's address on the replication / fabric network.
+addr() { printf '%s' "${NODE_ADDR[$1 - 1]}"; }
+
+# The rows: name -> fio arguments. ROW_ORDER is the default order of the run and the report.
+ROW_ORDER=(randwrite-4k-qd1 randwrite-4k-qd32 randread-4k-qd32 seqwrite-256k-qd8 randrw-8k-qd16)
+declare -A ROW_ARGS=(
+	[randwrite-4k-qd1]="--rw=randwrite --bs=4k --iodepth=1"
+	[randwrite-4k-qd32]="--rw=randwrite --bs=4k --iodepth=32"
+	[randread-4k-qd32]="--rw=randread --bs=4k --iodepth=32"
+	[seqwrite-256k-qd8]="--rw=write --bs=256k --iodepth=8"
+	[randrw-8k-qd16]="--rw=randrw --rwmixread=50 --bs=8k --iodepth=16"
+)
+
+# fio_cmd DEV ROW RUNTIME: the fio command line of one run (JSON on stdout).
+fio_cmd() {
+	printf 'fio --name=%s --filename=%s --direct=1 --ioengine=libaio --numjobs=1 ' "$2" "$1"
+	printf -- '--size=%s --offset=0 --time_based --runtime=%s ' "$BENCH_SIZE" "$3"
+	printf -- '--randrepeat=0 --norandommap --output-format=json %s' "${ROW_ARGS[$2]}"
+}
+
+# measure NODE DEV ROW RUNTIME OUTPREFIX: one measured fio run on NODE, while both nodes sample
+# their CPU time in the middle of it (lib/cpustat). Writes OUTPREFIX.json and OUTPREFIX.cpu-vmN.
+measure() {
+	local node=$1 dev=$2 row=$3 rt=$4 out=$5 margin window n pids=() rc=0
+	margin=$((rt >= 8 ? 2 : (rt + 3) / 4))
+	window=$((rt - 2 * margin))
+	((window >= 1)) || bench_die "runtime $rt s is too short to sample CPU time"
+	for n in 1 2; do
+		on "$n" --timeout $((rt + 120)) -- "sh tools/bench/lib/cpustat $margin $window" \
+			> "$out.cpu-vm$n" 2>&1 &
+		pids+=($!)
+	done
+	on "$node" --timeout $((rt + 300)) -- "$(fio_cmd "$dev" "$row" "$rt")" \
+		> "$out.json" 2> "$out.stderr" || rc=$?
+	for n in "${pids[@]}"; do wait "$n" || rc=1; done
+	return "$rc"
+}
