@@ -259,6 +259,7 @@ int chorus_dev_create(struct chorus_volume *vol, struct netlink_ext_ack *extack)
 	disk->fops = &chorus_fops;
 	disk->private_data = vol;
 	disk->flags |= GENHD_FL_NO_PART;
+	BUILD_BUG_ON(CHORUS_DISK_NAME_MAX != DISK_NAME_LEN);
 	snprintf(disk->disk_name, DISK_NAME_LEN, "chorus%d", vol->index);
 	set_capacity(disk, vol->nr_sectors);
 	vol->disk = disk;

@@ -50,7 +50,7 @@ static size_t chorus_genl_volume_size(void)
 	       nla_total_size(sizeof(u32)) +			/* BLOCK_SIZE */
 	       nla_total_size(CHORUS_UUID_LEN) +		/* UUID */
 	       nla_total_size(sizeof(u32)) +			/* MINOR */
-	       nla_total_size(DISK_NAME_LEN) +			/* DISK_NAME */
+	       nla_total_size(CHORUS_DISK_NAME_MAX) +		/* DISK_NAME */
 	       nla_total_size(sizeof(u32)) +			/* STATE */
 	       nla_total_size(sizeof(u32)) +			/* EVENT */
 	       nla_total_size(sizeof(u32)) +			/* OPEN_COUNT */

@@ -1,11 +1,14 @@
 // Applying the nvmet plan to a plain temporary tree: idempotence, exact
 // teardown, rollback on failure, pre-existing objects left alone.
 #include <gtest/gtest.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include "lib/config.h"
 #include "lib/configfs.h"
@@ -30,6 +33,15 @@ const char kConfig[] =
     "[namespace 1]\ndevice = /dev/chorus/vol0\nuuid = 3f1c4b6e-0d2a-4b8e-9c1f-2a3b4c5d6e7f\n";
 
 const std::string kSubsys = "nvmet/subsystems/nqn.2026-11.org.chorus:demo";
+
+// The second config: one more namespace and port than kConfig.
+Config SecondConfig() {
+    return ParseConfig(std::string(kConfig) +
+                           "[namespace 2]\ndevice = /dev/chorus/vol1\n"
+                           "uuid = 11111111-2222-3333-4444-555555555555\n"
+                           "[port tcp2]\ntransport = tcp\naddress = 10.99.0.3\n",
+                       "t2.conf");
+}
 
 class ConfigfsApply : public testing::Test {
 protected:
@@ -182,11 +194,7 @@ TEST_F(ConfigfsApply, FailureAfterEarlierRunKeepsEarlierRecord) {
     auto original = SnapshotTree(root_);
     Applier().Apply(plan_);
     auto after_first = SnapshotTree(root_);
-    Config c2 = ParseConfig(std::string(kConfig) +
-                                "[namespace 2]\ndevice = /dev/chorus/vol1\n"
-                                "uuid = 11111111-2222-3333-4444-555555555555\n"
-                                "[port tcp2]\ntransport = tcp\naddress = 10.99.0.3\n",
-                            "t2.conf");
+    Config c2 = SecondConfig();
     fs::create_directories(root_ + "/nvmet/ports/3/addr_traddr");
     auto before_second = SnapshotTree(root_);
     EXPECT_THROW(Applier().Apply(PlanNvmetExport(c2)), Error);
@@ -248,6 +256,98 @@ TEST_F(ConfigfsApply, MissingRootIsAClearError) {
     } catch (const Error& e) {
         EXPECT_NE(std::string(e.what()).find("is configfs mounted?"), std::string::npos);
     }
+}
+
+TEST_F(ConfigfsApply, TwoAppliersOnOneStateFileKeepBothRecords) {
+    auto original = SnapshotTree(root_);
+    // Both made before either runs: each must read the record at Apply
+    // time, under the lock, not keep a stale copy.
+    ConfigfsApplier a = Applier();
+    ConfigfsApplier b = Applier();
+    a.Apply(plan_);
+    b.Apply(PlanNvmetExport(SecondConfig()));
+    std::vector<StateEntry> entries = StateFile(state_).Load(root_);
+    auto has = [&](const std::string& rel) {
+        for (const auto& e : entries)
+            if (e.kind == StateEntry::Kind::kDir && e.path == rel)
+                return true;
+        return false;
+    };
+    EXPECT_TRUE(has(kSubsys));          // from a
+    EXPECT_TRUE(has("nvmet/ports/3"));  // from b
+    EXPECT_EQ(Applier().Teardown().failed, 0);
+    EXPECT_EQ(SnapshotTree(root_), original);
+    // Only the state file's lock is left beside it: no temporary files.
+    for (const auto& e : fs::directory_iterator(fs::path(state_).parent_path()))
+        EXPECT_EQ(e.path().filename(), "nvmet.json.lock");
+}
+
+TEST_F(ConfigfsApply, HeldLockMakesTheSecondRunFailNamingTheLock) {
+    fs::create_directories(fs::path(state_).parent_path());
+    const std::string lock_path = state_ + ".lock";
+    FileLock held;
+    ASSERT_EQ(held.Acquire(lock_path.c_str(), std::chrono::milliseconds(0)), 0);
+    auto before = SnapshotTree(root_);
+    for (bool teardown : {false, true}) {
+        ConfigfsApplier a = Applier();
+        a.set_lock_timeout(std::chrono::milliseconds(200));
+        try {
+            if (teardown)
+                a.Teardown();
+            else
+                a.Apply(plan_);
+            FAIL() << "ran without the lock";
+        } catch (const Error& e) {
+            EXPECT_NE(std::string(e.what()).find("another chorusd run holds the lock " + lock_path +
+                                                 " (waited 200 ms)"),
+                      std::string::npos)
+                << e.what();
+        }
+    }
+    EXPECT_EQ(SnapshotTree(root_), before);
+    EXPECT_FALSE(fs::exists(state_));
+}
+
+TEST_F(ConfigfsApply, SecondRunWaitsForTheLock) {
+    fs::create_directories(fs::path(state_).parent_path());
+    auto held = std::make_unique<FileLock>();
+    ASSERT_EQ(held->Acquire((state_ + ".lock").c_str(), std::chrono::milliseconds(0)), 0);
+    std::thread release([&held] {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        held.reset();
+    });
+    ConfigfsApplier a = Applier();
+    a.set_lock_timeout(std::chrono::seconds(10));
+    ApplyResult r = a.Apply(plan_);
+    release.join();
+    EXPECT_GT(r.changed, 0);
+}
+
+TEST_F(ConfigfsApply, ConcurrentRunsKeepEveryRecord) {
+    auto original = SnapshotTree(root_);
+    std::vector<ConfigfsOp> plan2 = PlanNvmetExport(SecondConfig());
+    // No log callback: warnings_ is not for two threads.
+    std::thread t([&] { ConfigfsApplier(root_, state_).Apply(plan_); });
+    ConfigfsApplier(root_, state_).Apply(plan2);
+    t.join();
+    // Whichever ran second reused what the first made; together they
+    // recorded everything, so teardown restores the tree exactly.
+    EXPECT_EQ(Applier().Teardown().failed, 0);
+    EXPECT_EQ(SnapshotTree(root_), original);
+}
+
+TEST_F(ConfigfsApply, CrashAfterRecordingLeavesAnUndoableRecord) {
+    // A crash between saving an entry and acting on it leaves an entry for
+    // something that does not exist: teardown takes it as already gone.
+    auto before = SnapshotTree(root_);
+    Applier().Apply(plan_);
+    std::vector<StateEntry> entries = StateFile(state_).Load(root_);
+    entries.push_back({StateEntry::Kind::kDir, "nvmet/ports/7", ""});
+    entries.push_back({StateEntry::Kind::kLink, "nvmet/ports/1/subsystems/never", ""});
+    StateFile(state_).Save(root_, entries);
+    TeardownResult r = Applier().Teardown();
+    EXPECT_EQ(r.failed, 0);
+    EXPECT_EQ(SnapshotTree(root_), before);
 }
 
 TEST(ConfigfsApplierRoot, IsMadeAbsoluteAndNormal) {

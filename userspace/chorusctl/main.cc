@@ -88,23 +88,48 @@ std::string CheckUuidArg(std::string_view s) {
     }
 }
 
-VolumeCreateRequest MakeCreateRequest(const Args& a) {
-    VolumeCreateRequest req;
-    req.name = a.name;
-    req.backing_path = a.backing;
+// --size, --block-size and --uuid of create and format, parsed (CLI11 has
+// checked each) and checked against each other.
+struct VolumeShape {
+    std::optional<uint64_t> size;
+    std::optional<uint32_t> block_size;
+    std::optional<Uuid> uuid;
+};
+
+VolumeShape ParseShape(const Args& a) {
+    VolumeShape v;
     if (!a.block_size.empty())
-        req.block_size = static_cast<uint32_t>(ParseSize(a.block_size));
+        v.block_size = static_cast<uint32_t>(ParseSize(a.block_size));
     if (!a.size.empty()) {
-        req.size_bytes = ParseSize(a.size);
-        uint32_t unit = req.block_size.value_or(512);
-        if (*req.size_bytes % unit != 0)
-            throw UsageError("--size: " + std::to_string(*req.size_bytes) +
+        v.size = ParseSize(a.size);
+        // A device's own block size is checked once it is known.
+        uint32_t unit = v.block_size.value_or(512);
+        if (*v.size % unit != 0)
+            throw UsageError("--size: " + std::to_string(*v.size) +
                              " bytes is not a multiple of the block size (" + std::to_string(unit) +
                              ")");
     }
     if (!a.uuid.empty())
-        req.uuid = ParseUuid(a.uuid);
-    return req;
+        v.uuid = ParseUuid(a.uuid);
+    return v;
+}
+
+// The options create and format share.
+void AddShapeOptions(CLI::App* cmd, Args& a) {
+    cmd->add_option("--size", a.size, "Volume size (512, 4k, 64M, 1G, 1GiB); default: all")
+        ->check(Check(CheckSize, "SIZE"));
+    cmd->add_option("--block-size", a.block_size,
+                    "Logical block size: 512, 1024, 2048 or 4096; default: the backing's")
+        ->check(Check(CheckBlockSizeArg, "N"));
+    cmd->add_option("--uuid", a.uuid, "Volume uuid; default: random")
+        ->check(Check(CheckUuidArg, "UUID"));
+}
+
+// EBUSY opening a backing device exclusively, from chorusctl or the kernel.
+Error InUseError(const std::string& path) {
+    return Error("cannot open " + path +
+                     ": in use (mounted, or held by a chorus volume or another program) (EBUSY)",
+                 EBUSY);
 }
 
 VolumeClient Connect() {
@@ -117,8 +142,22 @@ void PrintJson(const nlohmann::json& j) {
 
 int CmdCreate(const Args& a) {
     // Validate everything before talking to the kernel.
-    VolumeCreateRequest req = MakeCreateRequest(a);
-    VolumeInfo v = Connect().Create(req);
+    VolumeShape shape = ParseShape(a);
+    VolumeCreateRequest req;
+    req.name = a.name;
+    req.backing_path = a.backing;
+    req.size_bytes = shape.size;
+    req.block_size = shape.block_size;
+    req.uuid = shape.uuid;
+    VolumeInfo v;
+    try {
+        v = Connect().Create(req);
+    } catch (const NetlinkError& e) {
+        // The kernel's extack names the device; without one, say it here.
+        if (e.errnum() == EBUSY && e.extack().empty())
+            throw InUseError(a.backing);
+        throw;
+    }
     if (a.json) {
         PrintJson(VolumeToJson(v));
     } else {
@@ -181,10 +220,11 @@ int CmdEvents(const Args& a) {
         std::optional<VolumeInfo> v;
         try {
             v = listener.Next(left);
-        } catch (const NetlinkError&) {
-            throw;
         } catch (const Error& e) {
-            // One bad or lost message should not end a long-running stream.
+            // Lost or malformed events should not end a long-running
+            // stream: report them once and go on. Anything else ends it.
+            if (!IsRecoverableEventError(e))
+                throw;
             std::cerr << "chorusctl: events: " << e.what() << std::endl;
             continue;
         }
@@ -222,7 +262,7 @@ Backing OpenBacking(const std::string& path, bool for_format) {
     if (!b.fd.valid()) {
         int err = errno;
         if (err == EBUSY)
-            throw Error("backing device is in use (EBUSY)", err);
+            throw InUseError(path);
         throw Error("cannot open " + path + ": " + DescribeErrno(err), err);
     }
     struct stat st;
@@ -247,23 +287,13 @@ Backing OpenBacking(const std::string& path, bool for_format) {
 }
 
 int CmdFormat(const Args& a) {
+    VolumeShape shape = ParseShape(a);
+    if (shape.uuid && IsNullUuid(*shape.uuid))
+        throw UsageError("--uuid: the volume uuid must not be all zeroes");
     FormatOptions opt;
-    if (!a.block_size.empty())
-        opt.block_size = static_cast<uint32_t>(ParseSize(a.block_size));
-    if (!a.size.empty()) {
-        opt.size = ParseSize(a.size);
-        // The device's block size is checked once it is open.
-        uint32_t unit = opt.block_size != 0 ? opt.block_size : 512;
-        if (opt.size % unit != 0)
-            throw UsageError("--size: " + std::to_string(opt.size) +
-                             " bytes is not a multiple of the block size (" + std::to_string(unit) +
-                             ")");
-    }
-    if (!a.uuid.empty()) {
-        opt.uuid = ParseUuid(a.uuid);
-        if (IsNullUuid(*opt.uuid))
-            throw UsageError("--uuid: the volume uuid must not be all zeroes");
-    }
+    opt.size = shape.size.value_or(0);
+    opt.block_size = shape.block_size.value_or(0);
+    opt.uuid = shape.uuid;
     opt.force = a.force;
 
     Backing b = OpenBacking(a.backing, true);
@@ -354,14 +384,7 @@ int Main(int argc, char** argv) {
     create->add_option("--backing", a.backing, "Absolute path of the backing block device")
         ->required()
         ->check(Check(CheckBackingPath, "PATH"));
-    create->add_option("--size", a.size, "Volume size (512, 4k, 64M, 1G, 1GiB); default: all")
-        ->check(Check(CheckSize, "SIZE"));
-    create
-        ->add_option("--block-size", a.block_size,
-                     "Logical block size: 512, 1024, 2048 or 4096; default: the backing's")
-        ->check(Check(CheckBlockSizeArg, "N"));
-    create->add_option("--uuid", a.uuid, "Volume uuid; default: random")
-        ->check(Check(CheckUuidArg, "UUID"));
+    AddShapeOptions(create, a);
 
     CLI::App* destroy = volume->add_subcommand("destroy", "Destroy a volume (alias: delete)");
     destroy->alias("delete");
@@ -381,14 +404,7 @@ int Main(int argc, char** argv) {
     format->add_option("--backing", a.backing, "Absolute path of the backing block device")
         ->required()
         ->check(Check(CheckBackingPath, "PATH"));
-    format->add_option("--size", a.size, "Volume size (512, 4k, 64M, 1G, 1GiB); default: all")
-        ->check(Check(CheckSize, "SIZE"));
-    format
-        ->add_option("--block-size", a.block_size,
-                     "Logical block size: 512, 1024, 2048 or 4096; default: the backing's")
-        ->check(Check(CheckBlockSizeArg, "N"));
-    format->add_option("--uuid", a.uuid, "Volume uuid; default: random")
-        ->check(Check(CheckUuidArg, "UUID"));
+    AddShapeOptions(format, a);
     format->add_flag("--force", a.force, "Format even if the device holds chorus metadata");
 
     CLI::App* inspect =

@@ -1,5 +1,8 @@
 #include "chorusd/log.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -7,22 +10,37 @@
 
 namespace chorus {
 
-std::optional<LogLevel> ParseLogLevel(std::string_view name) {
+std::optional<Severity> ParseLogLevel(std::string_view name) {
     if (name == "debug")
-        return LogLevel::kDebug;
+        return Severity::kDebug;
     if (name == "info")
-        return LogLevel::kInfo;
+        return Severity::kInfo;
     if (name == "warn")
-        return LogLevel::kWarn;
+        return Severity::kWarn;
     if (name == "error")
-        return LogLevel::kError;
+        return Severity::kError;
     return std::nullopt;
 }
 
-Logger::Logger(LogLevel min_level)
-    : min_level_(min_level), journal_(std::getenv("JOURNAL_STREAM") != nullptr) {}
+bool IsJournalStream(const char* journal_stream, int fd) {
+    if (journal_stream == nullptr)
+        return false;
+    unsigned long long dev = 0, ino = 0;
+    int end = 0;
+    if (std::sscanf(journal_stream, "%llu:%llu%n", &dev, &ino, &end) != 2 ||
+        journal_stream[end] != '\0')
+        return false;
+    struct stat st;
+    if (::fstat(fd, &st) < 0)
+        return false;
+    return st.st_dev == static_cast<dev_t>(dev) && st.st_ino == static_cast<ino_t>(ino);
+}
 
-void Logger::Log(LogLevel level, const std::string& msg) const {
+Logger::Logger(Severity min_level)
+    : min_level_(min_level),
+      journal_(IsJournalStream(std::getenv("JOURNAL_STREAM"), STDERR_FILENO)) {}
+
+void Logger::Log(Severity level, const std::string& msg) const {
     if (level < min_level_)
         return;
     static constexpr const char* kNames[] = {"debug", "info", "warn", "error"};

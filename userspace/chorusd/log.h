@@ -1,6 +1,6 @@
-// chorusd's logging: leveled lines on stderr with a timestamp. Under
-// systemd (JOURNAL_STREAM set) each line also gets a "<N>" priority prefix
-// so the journal records the level.
+// chorusd's logging: leveled lines on stderr with a timestamp. When stderr
+// is the journal (JOURNAL_STREAM names it) each line also gets a "<N>"
+// priority prefix so the journal records the level.
 #ifndef CHORUS_CHORUSD_LOG_H_
 #define CHORUS_CHORUSD_LOG_H_
 
@@ -8,25 +8,31 @@
 #include <string>
 #include <string_view>
 
+#include "lib/severity.h"
+
 namespace chorus {
 
-enum class LogLevel { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3 };
-
 // "debug", "info", "warn", "error".
-std::optional<LogLevel> ParseLogLevel(std::string_view name);
+std::optional<Severity> ParseLogLevel(std::string_view name);
+
+// True if journal_stream (the value of $JOURNAL_STREAM, "<dev>:<inode>",
+// may be null) names the file open on fd, as sd-daemon checks it: a child
+// that inherited the variable but not the journal stream must not use
+// "<N>" prefixes.
+bool IsJournalStream(const char* journal_stream, int fd);
 
 class Logger {
 public:
-    explicit Logger(LogLevel min_level);
+    explicit Logger(Severity min_level);
 
-    void Log(LogLevel level, const std::string& msg) const;
-    void Debug(const std::string& msg) const { Log(LogLevel::kDebug, msg); }
-    void Info(const std::string& msg) const { Log(LogLevel::kInfo, msg); }
-    void Warn(const std::string& msg) const { Log(LogLevel::kWarn, msg); }
-    void Error(const std::string& msg) const { Log(LogLevel::kError, msg); }
+    void Log(Severity level, const std::string& msg) const;
+    void Debug(const std::string& msg) const { Log(Severity::kDebug, msg); }
+    void Info(const std::string& msg) const { Log(Severity::kInfo, msg); }
+    void Warn(const std::string& msg) const { Log(Severity::kWarn, msg); }
+    void Error(const std::string& msg) const { Log(Severity::kError, msg); }
 
 private:
-    LogLevel min_level_;
+    Severity min_level_;
     bool journal_;
 };
 

@@ -39,25 +39,11 @@ struct Args {
     std::string log_level = "info";
 };
 
-LogFn ApplierLog(const Logger& log) {
-    return [&log](Severity s, const std::string& msg) {
-        switch (s) {
-            case Severity::kDebug:
-                log.Debug(msg);
-                break;
-            case Severity::kInfo:
-                log.Info(msg);
-                break;
-            case Severity::kWarn:
-                log.Warn(msg);
-                break;
-        }
-    };
-}
-
-// Blocks the signals we handle and returns a signalfd for them. Blocking
-// happens before anything is applied, so a SIGTERM that arrives mid-apply
-// waits in the queue and still triggers an orderly teardown.
+// Blocks the signals we handle and returns a signalfd for them. Daemon mode
+// only (--once and --teardown keep the default actions, so Ctrl-C stops
+// them). Blocking happens before anything is applied, so a SIGTERM that
+// arrives mid-apply waits in the queue and still triggers an orderly
+// teardown.
 Fd OpenSignalFd() {
     sigset_t set;
     sigemptyset(&set);
@@ -101,8 +87,11 @@ int Teardown(ConfigfsApplier& applier, const Logger& log) {
 }
 
 int Run(const Args& args, const Logger& log) {
-    Fd sfd = OpenSignalFd();
-    ConfigfsApplier applier(args.configfs, args.state_file, ApplierLog(log));
+    Fd sfd;
+    if (!args.once && !args.teardown && !args.print_plan)
+        sfd = OpenSignalFd();
+    ConfigfsApplier applier(args.configfs, args.state_file,
+                            [&log](Severity s, const std::string& msg) { log.Log(s, msg); });
 
     if (args.teardown)
         return Teardown(applier, log);

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -20,6 +21,8 @@ namespace chorus {
 namespace {
 
 constexpr int kStateVersion = 1;
+// statfs f_type of configfs (fs/configfs/mount.c; not in the uapi headers).
+constexpr unsigned long kConfigfsMagic = 0x62656570;
 
 const char* KindName(StateEntry::Kind k) {
     switch (k) {
@@ -150,27 +153,33 @@ void StateFile::Save(const std::string& root, const std::vector<StateEntry>& ent
             ThrowErrno("cannot create " + p.parent_path().string(), ec.value());
     }
     // Write a temporary file and rename it over the old one, so a crash
-    // leaves either the old or the new record, never half of one.
-    const std::string tmp = path_ + ".tmp";
+    // leaves either the old or the new record, never half of one. The
+    // name is unique so that nothing else's temporary file is clobbered.
+    std::string tmp = path_ + ".XXXXXX";
     std::string text = j.dump(2) + "\n";
     {
-        Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+        Fd fd(::mkostemp(tmp.data(), O_CLOEXEC));
         if (!fd.valid())
-            ThrowErrno("cannot write state file " + tmp, errno);
-        size_t off = 0;
-        while (off < text.size()) {
-            ssize_t n = ::write(fd.get(), text.data() + off, text.size() - off);
-            if (n < 0 && errno == EINTR)
-                continue;
-            if (n < 0)
-                ThrowErrno("cannot write state file " + tmp, errno);
-            off += static_cast<size_t>(n);
+            ThrowErrno("cannot create a temporary state file " + tmp, errno);
+        uint64_t off = 0;
+        int err = ::fchmod(fd.get(), 0644) < 0 ? errno : 0;
+        const char* what = "cannot set the mode of state file ";
+        if (err == 0 && (err = PwriteAll(fd.get(), text.data(), text.size(), off)) != 0)
+            what = "cannot write state file ";
+        if (err == 0 && ::fsync(fd.get()) < 0) {
+            err = errno;
+            what = "cannot sync state file ";
         }
-        if (::fsync(fd.get()) < 0)
-            ThrowErrno("cannot sync state file " + tmp, errno);
+        if (err != 0) {
+            ::unlink(tmp.c_str());
+            ThrowErrno(what + tmp, err);
+        }
     }
-    if (::rename(tmp.c_str(), path_.c_str()) < 0)
-        ThrowErrno("cannot rename " + tmp + " to " + path_, errno);
+    if (::rename(tmp.c_str(), path_.c_str()) < 0) {
+        int err = errno;
+        ::unlink(tmp.c_str());
+        ThrowErrno("cannot rename " + tmp + " to " + path_, err);
+    }
 }
 
 ConfigfsApplier::ConfigfsApplier(std::string root, std::string state_file, LogFn log)
@@ -196,7 +205,52 @@ void ConfigfsApplier::Log(Severity s, const std::string& msg) const {
 
 void ConfigfsApplier::Record(StateEntry entry) {
     entries_.push_back(std::move(entry));
-    state_.Save(root_, entries_);
+    try {
+        state_.Save(root_, entries_);
+    } catch (const Error&) {
+        entries_.pop_back();  // not done, so not to be undone
+        throw;
+    }
+}
+
+template <typename Act>
+void ConfigfsApplier::RecordThen(StateEntry entry, Act act) {
+    Record(std::move(entry));
+    try {
+        act();
+    } catch (...) {
+        entries_.pop_back();
+        throw;
+    }
+}
+
+FileLock ConfigfsApplier::Lock() const {
+    namespace fs = std::filesystem;
+    const std::string lock_path = state_.path() + ".lock";
+    fs::path parent = fs::path(lock_path).parent_path();
+    std::error_code ec;
+    if (!parent.empty()) {
+        fs::create_directories(parent, ec);
+        if (ec)
+            ThrowErrno("cannot create " + parent.string(), ec.value());
+    }
+    FileLock lock;
+    int err = lock.Acquire(lock_path.c_str(), std::chrono::milliseconds(0));
+    if (err == EWOULDBLOCK) {
+        Log(Severity::kInfo, "waiting for " + lock_path + ": another chorusd run holds it");
+        err = lock.Acquire(lock_path.c_str(), lock_timeout_);
+    }
+    if (err == EWOULDBLOCK) {
+        const auto ms = lock_timeout_.count();
+        const std::string waited =
+            ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms";
+        throw Error("another chorusd run holds the lock " + lock_path + " (waited " + waited +
+                        "); try again when it has finished",
+                    err);
+    }
+    if (err != 0)
+        ThrowErrno("cannot lock " + lock_path, err);
+    return lock;
 }
 
 bool ConfigfsApplier::Recorded(StateEntry::Kind kind, const std::string& rel) const {
@@ -211,6 +265,10 @@ ApplyResult ConfigfsApplier::Apply(const std::vector<ConfigfsOp>& plan) {
     if (::stat(root_.c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
         throw Error("configfs root " + root_ + " is not a directory (is configfs mounted?)",
                     ENOENT);
+    struct statfs sfs;
+    configfs_ = ::statfs(root_.c_str(), &sfs) == 0 &&
+                static_cast<unsigned long>(sfs.f_type) == kConfigfsMagic;
+    FileLock lock = Lock();
     entries_ = state_.Load(root_);
     const size_t run_start = entries_.size();
     ApplyResult result;
@@ -255,32 +313,44 @@ bool ConfigfsApplier::ApplyOp(const ConfigfsOp& op) {
             }
             if (errno != ENOENT)
                 ThrowErrno("stat " + path, errno);
-            if (::mkdir(path.c_str(), 0755) < 0)
-                ThrowErrno("mkdir " + path, errno);
+            RecordThen({StateEntry::Kind::kDir, op.path, ""}, [&] {
+                if (::mkdir(path.c_str(), 0755) < 0)
+                    ThrowErrno("mkdir " + path, errno);
+            });
             Log(Severity::kDebug, "mkdir " + path);
-            Record({StateEntry::Kind::kDir, op.path, ""});
             return true;
         }
         case ConfigfsOp::Kind::kWrite: {
             std::string current;
+            int flags = O_TRUNC;
             if (ReadAttr(path, current)) {
                 // configfs shows values with a trailing newline (serial
                 // numbers space-padded); compare what matters.
                 if (TrimTrailing(current) == op.value)
                     return false;
-                WriteAttr(path, op.value, O_TRUNC);
             } else if (errno == ENOENT) {
-                // configfs attributes always exist, so this is a plain tree
-                // (tests): create the file and remember to remove it.
-                WriteAttr(path, op.value, O_CREAT | O_EXCL);
-                Record({StateEntry::Kind::kFile, op.path, ""});
-            } else {
-                // Unreadable but maybe writable: let the write decide.
-                WriteAttr(path, op.value, O_TRUNC);
+                // configfs makes every attribute along with its object, so
+                // a missing one is not ours to create: this nvmet lacks it.
+                if (configfs_)
+                    throw Error(
+                        "attribute " + path + " does not exist (does this kernel's nvmet have it?)",
+                        ENOENT);
+                // A plain tree (tests): create the file, to be removed.
+                flags = O_CREAT | O_EXCL;
+            }
+            // Otherwise unreadable but maybe writable: let the write decide.
+            const size_t before = entries_.size();
+            try {
+                if (flags & O_CREAT)
+                    Record({StateEntry::Kind::kFile, op.path, ""});
+                if (!op.undo.empty())
+                    Record({StateEntry::Kind::kWrite, op.path, op.undo});
+                WriteAttr(path, op.value, flags);
+            } catch (...) {
+                entries_.resize(before);
+                throw;
             }
             Log(Severity::kDebug, "write " + path + " = " + op.value);
-            if (!op.undo.empty())
-                Record({StateEntry::Kind::kWrite, op.path, op.undo});
             return true;
         }
         case ConfigfsOp::Kind::kSymlink: {
@@ -294,10 +364,11 @@ bool ConfigfsApplier::ApplyOp(const ConfigfsOp& op) {
             }
             if (errno != ENOENT)
                 ThrowErrno("stat " + path, errno);
-            if (::symlink(target.c_str(), path.c_str()) < 0)
-                ThrowErrno("symlink " + path + " -> " + target, errno);
+            RecordThen({StateEntry::Kind::kLink, op.path, ""}, [&] {
+                if (::symlink(target.c_str(), path.c_str()) < 0)
+                    ThrowErrno("symlink " + path + " -> " + target, errno);
+            });
             Log(Severity::kDebug, "symlink " + path + " -> " + target);
-            Record({StateEntry::Kind::kLink, op.path, ""});
             return true;
         }
     }
@@ -353,6 +424,7 @@ TeardownResult ConfigfsApplier::UndoFrom(size_t from) {
 }
 
 TeardownResult ConfigfsApplier::Teardown() {
+    FileLock lock = Lock();
     entries_ = state_.Load(root_);
     if (entries_.empty())
         Log(Severity::kInfo, "nothing to tear down (" + state_.path() + " records no changes)");

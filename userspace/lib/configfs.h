@@ -2,18 +2,23 @@
 // directory in tests) and undoes exactly what it did.
 //
 // Every object chorusd creates and every attribute write it must undo is
-// recorded, in order, in a JSON state file, saved after each step so that
-// even a crash leaves an accurate record. Teardown walks the record
-// backwards; objects that existed before chorusd touched them are never in
-// the record and so are left alone.
+// recorded, in order, in a JSON state file, saved before each step is
+// carried out so that even a crash leaves a record of everything done (at
+// worst one entry more, which teardown finds already gone or undoes
+// harmlessly). Teardown walks the record backwards; objects that existed
+// before chorusd touched them are never in the record and so are left
+// alone. Apply and Teardown hold an exclusive lock on "<state file>.lock",
+// so concurrent runs take turns instead of losing each other's entries.
 #ifndef CHORUS_LIB_CONFIGFS_H_
 #define CHORUS_LIB_CONFIGFS_H_
 
-#include <functional>
+#include <chrono>
 #include <string>
 #include <vector>
 
+#include "lib/fd.h"
 #include "lib/nvmet_plan.h"
+#include "lib/severity.h"
 
 namespace chorus {
 
@@ -43,8 +48,9 @@ public:
     // Reads the file; a missing file is an empty record. Throws chorus::Error
     // if it is unreadable, malformed, or was written for another root.
     std::vector<StateEntry> Load(const std::string& root) const;
-    // Atomically replaces the file (write + rename); removes it when
-    // entries is empty. Throws chorus::Error.
+    // Atomically replaces the file (write a unique temporary file in the
+    // same directory + rename); removes it when entries is empty. Throws
+    // chorus::Error.
     void Save(const std::string& root, const std::vector<StateEntry>& entries) const;
 
     const std::string& path() const { return path_; }
@@ -52,9 +58,6 @@ public:
 private:
     std::string path_;
 };
-
-enum class Severity { kDebug, kInfo, kWarn };
-using LogFn = std::function<void(Severity, const std::string&)>;
 
 struct ApplyResult {
     int changed = 0;  // operations that changed something
@@ -70,9 +73,14 @@ class ConfigfsApplier {
 public:
     ConfigfsApplier(std::string root, std::string state_file, LogFn log = nullptr);
 
+    // How long Apply and Teardown wait for another run's lock before
+    // failing; 30 s unless changed (tests shorten it).
+    void set_lock_timeout(std::chrono::milliseconds t) { lock_timeout_ = t; }
+
     // Applies plan. Idempotent: what already matches is left untouched. On
     // failure, undoes what this call created, then throws chorus::Error
-    // naming the failed operation (file, value, errno).
+    // naming the failed operation (file, value, errno). Throws, changing
+    // nothing, if the lock stays held by another run for the lock timeout.
     ApplyResult Apply(const std::vector<ConfigfsOp>& plan);
 
     // Undoes everything the state file records, newest first. Failures are
@@ -83,8 +91,13 @@ public:
 
 private:
     // Returns true if it changed something. Appends to entries_ (and saves)
-    // for every change that teardown must undo.
+    // every change that teardown must undo, before making it.
     bool ApplyOp(const ConfigfsOp& op);
+    // Records entry, then runs act; drops the entry again if act throws
+    // (the rollback that follows saves the file without it).
+    template <typename Act>
+    void RecordThen(StateEntry entry, Act act);
+    FileLock Lock() const;
     // Undoes entries_[from..] newest first, keeping the ones that fail.
     TeardownResult UndoFrom(size_t from);
     void Record(StateEntry entry);
@@ -96,6 +109,8 @@ private:
     StateFile state_;
     LogFn log_;
     std::vector<StateEntry> entries_;
+    std::chrono::milliseconds lock_timeout_{30000};
+    bool configfs_ = false;  // root is a configfs mount, not a plain tree
 };
 
 }  // namespace chorus

@@ -126,7 +126,7 @@ void SetSockOptInt(int fd, int opt) {
 
 }  // namespace
 
-GenlSocket GenlSocket::Open(const std::string& family_name) {
+GenlSocket GenlSocket::Open() {
     std::unique_ptr<nl_sock, NlSockDeleter> sock(nl_socket_alloc());
     if (!sock)
         throw Error("cannot allocate a netlink socket", ENOMEM);
@@ -140,12 +140,12 @@ GenlSocket GenlSocket::Open(const std::string& family_name) {
     // Do not echo our request back inside error acks; we only need the TLVs.
     SetSockOptInt(fd, NETLINK_CAP_ACK);
 
-    int family = genl_ctrl_resolve(sock.get(), family_name.c_str());
-    if (family == -NLE_OBJ_NOTFOUND && family_name == CHORUS_GENL_NAME)
+    int family = genl_ctrl_resolve(sock.get(), CHORUS_GENL_NAME);
+    if (family == -NLE_OBJ_NOTFOUND)
         throw ModuleNotLoadedError();
     if (family < 0)
-        ThrowLibnl("cannot resolve generic netlink family '" + family_name + "'", family);
-    return GenlSocket(std::move(sock), family, family_name);
+        ThrowLibnl("cannot resolve generic netlink family '" CHORUS_GENL_NAME "'", family);
+    return GenlSocket(std::move(sock), family);
 }
 
 int GenlSocket::fd() const {
@@ -153,7 +153,7 @@ int GenlSocket::fd() const {
 }
 
 int GenlSocket::ResolveGroup(const char* group_name) {
-    int grp = genl_ctrl_resolve_grp(sock_.get(), family_name_.c_str(), group_name);
+    int grp = genl_ctrl_resolve_grp(sock_.get(), CHORUS_GENL_NAME, group_name);
     if (grp < 0)
         ThrowLibnl(std::string("cannot resolve multicast group '") + group_name + "'", grp);
     return grp;
@@ -265,7 +265,18 @@ std::optional<VolumeInfo> EventListener::Next(std::optional<std::chrono::millise
     }
     std::vector<uint8_t> msg = std::move(pending_.front());
     pending_.erase(pending_.begin());
-    return ParseVolumeMessage(msg);
+    try {
+        return ParseVolumeMessage(msg);
+    } catch (const NetlinkError&) {
+        throw;
+    } catch (const Error& e) {
+        throw Error(e.what(), EBADMSG);  // malformed: skip it
+    }
+}
+
+bool IsRecoverableEventError(const Error& e) {
+    return dynamic_cast<const NetlinkError*>(&e) == nullptr &&
+           (e.errnum() == ENOBUFS || e.errnum() == EBADMSG);
 }
 
 }  // namespace chorus

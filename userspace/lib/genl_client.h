@@ -15,6 +15,7 @@
 #include <linux/chorus.h>
 #include <netlink/socket.h>
 
+#include "lib/errors.h"
 #include "lib/genl_codec.h"
 
 namespace chorus {
@@ -28,9 +29,8 @@ struct NlSockDeleter {
 class GenlSocket {
 public:
     // Throws ModuleNotLoadedError if the chorus family is not registered
-    // and chorus::Error for any other failure. Another family name is for
-    // tests against families every kernel has (nlctrl).
-    static GenlSocket Open(const std::string& family_name = CHORUS_GENL_NAME);
+    // and chorus::Error for any other failure.
+    static GenlSocket Open();
 
     int family() const { return family_; }
     int fd() const;
@@ -46,12 +46,11 @@ public:
     int ResolveGroup(const char* group_name);
 
 private:
-    GenlSocket(std::unique_ptr<nl_sock, NlSockDeleter> sock, int family, std::string name)
-        : sock_(std::move(sock)), family_(family), family_name_(std::move(name)) {}
+    GenlSocket(std::unique_ptr<nl_sock, NlSockDeleter> sock, int family)
+        : sock_(std::move(sock)), family_(family) {}
 
     std::unique_ptr<nl_sock, NlSockDeleter> sock_;
     int family_;
-    std::string family_name_;
 };
 
 // Volume commands of chorus.ko.
@@ -75,9 +74,10 @@ public:
     static EventListener Open();
 
     // Waits up to timeout (forever if nullopt) for the next event and
-    // returns it, or nullopt on timeout. A malformed event, or events lost
-    // to a full receive buffer (ENOBUFS), throw chorus::Error; the listener
-    // stays usable, so callers may report it and call Next() again.
+    // returns it, or nullopt on timeout. Throws chorus::Error on failure;
+    // after the errors IsRecoverableEventError() accepts (a malformed
+    // event, events lost to a full receive buffer) the listener stays
+    // usable, so callers may report them and call Next() again.
     std::optional<VolumeInfo> Next(std::optional<std::chrono::milliseconds> timeout);
 
 private:
@@ -86,6 +86,11 @@ private:
     GenlSocket sock_;
     std::vector<std::vector<uint8_t>> pending_;  // received, not yet returned
 };
+
+// True for an error of EventListener::Next() that loses only events, not
+// the listener: ENOBUFS (the kernel dropped events) or EBADMSG (an event
+// did not parse).
+bool IsRecoverableEventError(const Error& e);
 
 }  // namespace chorus
 

@@ -213,7 +213,6 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
         throw Error("missing " + AttrName(CHORUS_A_EVENT) + " in the event message");
 
     VolumeInfo v;
-    v.cmd = ghdr.cmd;
     v.name =
         GetString(a[CHORUS_A_VOLUME_NAME], AttrName(CHORUS_A_VOLUME_NAME), CHORUS_VOLUME_NAME_MAX);
     v.backing_path = GetString(a[CHORUS_A_BACKING_PATH], AttrName(CHORUS_A_BACKING_PATH),
@@ -222,8 +221,8 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
     v.block_size = GetScalar<uint32_t>(a[CHORUS_A_BLOCK_SIZE], AttrName(CHORUS_A_BLOCK_SIZE));
     v.uuid = GetScalar<Uuid>(a[CHORUS_A_UUID], AttrName(CHORUS_A_UUID));
     v.minor = GetScalar<uint32_t>(a[CHORUS_A_MINOR], AttrName(CHORUS_A_MINOR));
-    // DISK_NAME_LEN is 32 in the kernel.
-    v.disk_name = GetString(a[CHORUS_A_DISK_NAME], AttrName(CHORUS_A_DISK_NAME), 32);
+    v.disk_name =
+        GetString(a[CHORUS_A_DISK_NAME], AttrName(CHORUS_A_DISK_NAME), CHORUS_DISK_NAME_MAX);
     v.state = GetScalar<uint32_t>(a[CHORUS_A_STATE], AttrName(CHORUS_A_STATE));
     if (a[CHORUS_A_OPEN_COUNT])
         v.open_count = GetScalar<uint32_t>(a[CHORUS_A_OPEN_COUNT], AttrName(CHORUS_A_OPEN_COUNT));

@@ -39,7 +39,6 @@ struct VolumeStats {
 // A volume as the kernel describes it in a VOLUME_GET/CREATE reply or an
 // EVENT notification.
 struct VolumeInfo {
-    uint8_t cmd = 0;  // CHORUS_CMD_* of the message it came from
     std::string name;
     std::string backing_path;
     uint64_t size_bytes = 0;

@@ -13,6 +13,7 @@
 
 #include "lib/crc32c.h"
 #include "lib/errors.h"
+#include "lib/fd.h"
 #include "lib/size.h"
 #include "lib/volume_validate.h"
 
@@ -79,22 +80,11 @@ void PreadAll(int fd, void* buf, size_t len, uint64_t offset) {
     }
 }
 
-void PwriteAll(int fd, const void* buf, size_t len, uint64_t offset) {
-    auto* p = static_cast<const uint8_t*>(buf);
-    while (len > 0) {
-        ssize_t n = ::pwrite(fd, p, len, static_cast<off_t>(offset));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            int err = n < 0 ? errno : EIO;
-            throw Error("cannot write the chorus metadata at byte " + std::to_string(offset) +
-                            ": " + DescribeErrno(err),
-                        err);
-        }
-        p += n;
-        len -= static_cast<size_t>(n);
-        offset += static_cast<uint64_t>(n);
-    }
+void WriteMeta(int fd, const void* buf, size_t len, uint64_t offset) {
+    if (int err = PwriteAll(fd, buf, len, offset))
+        throw Error("cannot write the chorus metadata at byte " + std::to_string(offset) + ": " +
+                        DescribeErrno(err),
+                    err);
 }
 
 void RandomBytes(void* buf, size_t len) {
@@ -394,7 +384,7 @@ Formatted FormatDevice(int fd, uint64_t device_bytes, uint32_t device_lbs,
         f.layout.md_start + f.layout.al_offset + CHORUS_META_AL_SLOTS * kBlock;
     for (uint64_t off = f.layout.md_start; off < zero_end;) {
         const uint64_t len = std::min<uint64_t>(sizeof(zeros->bytes), zero_end - off);
-        PwriteAll(fd, zeros->bytes, len, off);
+        WriteMeta(fd, zeros->bytes, len, off);
         off += len;
     }
     Sync(fd);
@@ -402,7 +392,7 @@ Formatted FormatDevice(int fd, uint64_t device_bytes, uint32_t device_lbs,
     auto pair = std::make_unique<SuperPair>();
     pair->copy[0] = EncodeSuper(f.super);
     pair->copy[1] = pair->copy[0];
-    PwriteAll(fd, pair.get(), sizeof(*pair), f.layout.end_bytes - kSupersBytes);
+    WriteMeta(fd, pair.get(), sizeof(*pair), f.layout.end_bytes - kSupersBytes);
     Sync(fd);
     return f;
 }

@@ -21,6 +21,7 @@
 #define CHORUS_VOLUME_NAME_MAX		64
 #define CHORUS_BACKING_PATH_MAX		256
 #define CHORUS_UUID_LEN			16
+#define CHORUS_DISK_NAME_MAX		32	/* "chorusN", the kernel's DISK_NAME_LEN */
 
 /**
  * enum chorus_cmd - generic netlink commands of the "chorus" family
