@@ -8,6 +8,8 @@
  * multicast announcements; counters after I/O; and the udev rule giving
  * /dev/chorus/<name>.
  */
+#include <linux/netlink.h>
+
 #include "common.h"
 
 FIXTURE(chorusctl) {
@@ -113,6 +115,39 @@ static int wait_exit(pid_t pid, int timeout_ms)
 	return -1;
 }
 
+/*
+ * Has pid a generic netlink socket in multicast group? /proc/net/netlink
+ * shows the first 32 groups as a hex mask; libnl's ports are the process
+ * id in the low 22 bits plus a socket index above them.
+ */
+static bool wait_joined(pid_t pid, uint32_t group, int timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	char line[256];
+
+	if (group == 0 || group > 32) {
+		usleep(2000 * 1000);	/* the mask cannot show it: give it time */
+		return true;
+	}
+	do {
+		FILE *f = fopen("/proc/net/netlink", "r");
+		unsigned int eth, port, groups;
+
+		while (f && fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%*s %u %u %x", &eth, &port, &groups) == 3 &&
+			    eth == NETLINK_GENERIC && (port & 0x3fffff) == (unsigned int)pid &&
+			    (groups & (1U << (group - 1)))) {
+				fclose(f);
+				return true;
+			}
+		}
+		if (f)
+			fclose(f);
+		usleep(50 * 1000);
+	} while (now_ms() < end);
+	return false;
+}
+
 TEST_F(chorusctl, events_stream)
 {
 	char out[8192];
@@ -129,7 +164,8 @@ TEST_F(chorusctl, events_stream)
 		_exit(127);
 	}
 	env_track_pid(&self->env, pid);
-	usleep(700 * 1000);	/* the listener joins the group */
+	ASSERT_TRUE(wait_joined(pid, self->env.nl.mcgrp_events, 20000))
+		TH_LOG("chorusctl events did not join the events group");
 
 	ASSERT_EQ(0, chorus_format("/dev/vda", 16 * MiB, 0, NULL));
 	ASSERT_EQ(0, run("%s volume create vol0 --backing /dev/vda --size 16M", self->ctl));

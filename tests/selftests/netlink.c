@@ -369,8 +369,6 @@ TEST_F_TIMEOUT(netlink, backing_mounted, 600)
 	struct genl_msg m;
 	size_t off;
 
-	if (run("command -v mkfs.ext4 >/dev/null"))
-		SKIP(return, "mkfs.ext4 not available");
 	ASSERT_EQ(0, run("mkfs.ext4 -q -F -E nodiscard,lazy_itable_init=1,lazy_journal_init=1 "
 			 "/dev/vdb 64M"));
 	ASSERT_EQ(0, run("mkdir -p %s && mount -t ext4 /dev/vdb %s", mnt, mnt));
@@ -477,10 +475,8 @@ TEST_F_TIMEOUT(netlink, bad_block_sizes, 300)
 	}
 
 	/* smaller than the backing device's logical block size: null_blk with 4K sectors */
-	if (run("rmmod null_blk 2>/dev/null; "
-		"modprobe null_blk nr_devices=1 bs=4096 gb=1 memory_backed=1")) {
-		SKIP(return, "null_blk not available");
-	}
+	ASSERT_EQ(0, run("rmmod null_blk 2>/dev/null; "
+			 "modprobe null_blk nr_devices=1 bs=4096 gb=1 memory_backed=1"));
 	env_on_cleanup(&self->env, false, "rmmod null_blk");
 	ASSERT_TRUE(wait_path("/dev/nullb0", true, 5000));
 	/* formatted with its own 4096-byte logical block size */

@@ -23,16 +23,10 @@
 
 FIXTURE(nvmf) {
 	struct chorus_env env;
-	bool skip;
-	char skip_why[512];
 	bool target_torn_down;
 	char chorusd[4096], chorusctl[4096];
 };
 
-#define SKIP_IF_NEEDED() do { \
-	if (self->skip) \
-		SKIP(return, "%s", self->skip_why); \
-} while (0)
 
 /* Strip trailing newlines from out; pass r through (out is unset when r < 0). */
 static int chomp(int r, char *out)
@@ -71,20 +65,12 @@ FIXTURE_SETUP(nvmf)
 	snprintf(self->chorusd, sizeof(self->chorusd), "%s/build/bin/chorusd", chorus_src());
 	snprintf(self->chorusctl, sizeof(self->chorusctl), "%s/build/bin/chorusctl",
 		 chorus_src());
-	if (!count || atoi(count) < 2 || this_vm() != 2) {
-		self->skip = true;
-		snprintf(self->skip_why, sizeof(self->skip_why),
-			 "needs a lab of 2 VMs and to run on vm2 (VM %d of %s)", this_vm(),
-			 count ? count : "?");
-		return;
-	}
-	if (!path_exists(self->chorusd) || !path_exists(self->chorusctl)) {
-		self->skip = true;
-		snprintf(self->skip_why, sizeof(self->skip_why),
-			 "chorusd/chorusctl not built in %.200s/build/bin (make userspace)",
-			 chorus_src());
-		return;
-	}
+	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 2)
+		TH_LOG("needs a lab of 2 VMs and to run on vm2 (VM %d of %s)", this_vm(),
+		       count ? count : "?");
+	ASSERT_TRUE(path_exists(self->chorusd) && path_exists(self->chorusctl))
+		TH_LOG("chorusd/chorusctl not built in %.200s/build/bin (make userspace)",
+		       chorus_src());
 
 	/* the target's kernel log is checked by teardown too */
 	ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[0], TARGET, _metadata->name));
@@ -132,16 +118,14 @@ FIXTURE_TEARDOWN(nvmf)
 {
 	int rc = 0;
 
-	if (!self->skip) {
-		run("timeout 120 nvme disconnect -n " NQN " >/dev/null; true");
-		if (!self->target_torn_down) {
-			EXPECT_EQ(0, target("%s --config " CONF " --teardown", self->chorusd));
-			EXPECT_EQ(0, target("%s volume destroy " VOL, self->chorusctl));
-			rc = target("rmmod chorus");
-		}
-		target("rm -f " CONF "; modprobe -r nvmet-rdma nvmet-tcp nvmet 2>/dev/null; true");
-		run("modprobe -r nvme-rdma nvme-tcp 2>/dev/null; true");
+	run("timeout 120 nvme disconnect -n " NQN " >/dev/null; true");
+	if (!self->target_torn_down) {
+		EXPECT_EQ(0, target("%s --config " CONF " --teardown", self->chorusd));
+		EXPECT_EQ(0, target("%s volume destroy " VOL, self->chorusctl));
+		rc = target("rmmod chorus");
 	}
+	target("rm -f " CONF "; modprobe -r nvmet-rdma nvmet-tcp nvmet 2>/dev/null; true");
+	run("modprobe -r nvme-rdma nvme-tcp 2>/dev/null; true");
 	env_teardown(_metadata, &self->env);
 	ASSERT_EQ(0, rc) TH_LOG("rmmod chorus on vm1 failed");
 }
@@ -251,7 +235,6 @@ TEST_F_TIMEOUT(nvmf, tcp_fio_verify, 1500)
 {
 	char dev[64];
 
-	SKIP_IF_NEEDED();
 	nvme_connect("tcp", dev, sizeof(dev));
 	fio_and_compare(dev, 32 * MiB, 2);
 	nvme_disconnect(dev);
@@ -261,7 +244,6 @@ TEST_F_TIMEOUT(nvmf, rdma_fio_verify, 1800)
 {
 	char dev[64];
 
-	SKIP_IF_NEEDED();
 	ASSERT_EQ(0, run("rdma link show | grep -q rxe0")) TH_LOG("no rxe0 on vm2");
 	ASSERT_EQ(0, target("rdma link show | grep -q rxe0")) TH_LOG("no rxe0 on vm1");
 	nvme_connect("rdma", dev, sizeof(dev));
@@ -289,7 +271,6 @@ TEST_F_TIMEOUT(nvmf, identity_and_ana, 900)
 	char dev[64], ctrl[256], want[128], got[128];
 	uint64_t cntlid = 0;
 
-	SKIP_IF_NEEDED();
 	nvme_connect("tcp", dev, sizeof(dev));
 	ASSERT_EQ(0, run_out(ctrl, sizeof(ctrl),
 			     "for c in /sys/class/nvme/nvme*; do "
@@ -324,7 +305,6 @@ TEST_F_TIMEOUT(nvmf, teardown_while_connected, 900)
 	char dev[64], out[256];
 	int rc;
 
-	SKIP_IF_NEEDED();
 	nvme_connect("tcp", dev, sizeof(dev));
 	ASSERT_EQ(0, run("dd if=/dev/urandom of=%s bs=64k count=16 oflag=direct status=none && "
 			 "dd if=%s of=/dev/null bs=64k count=16 iflag=direct status=none", dev, dev));

@@ -486,8 +486,7 @@ TEST_F_TIMEOUT(volume, backing_error_state, 300)
 	char *buf;
 	int fd, err;
 
-	if (run("modprobe dm-mod && command -v dmsetup >/dev/null"))
-		SKIP(return, "device-mapper or dmsetup not available");
+	ASSERT_EQ(0, run("modprobe dm-mod && command -v dmsetup >/dev/null"));
 	run("dmsetup remove --noudevsync " DM_NAME " 2>/dev/null; true");
 	ASSERT_EQ(0, run("dmsetup create --noudevsync " DM_NAME " --table '0 %llu linear /dev/vdb 0'",
 			 (unsigned long long)DM_SECTORS));

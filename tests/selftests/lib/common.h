@@ -202,6 +202,9 @@ static inline void env_teardown(struct __test_metadata *_metadata, struct chorus
 		bad = (bad < 0 || r < 0) ? -1 : bad + r;
 	}
 
+	/* the 6.1 harness reports a skipped test as ok: a failed teardown must show */
+	if (destroy_failures || rc || bad)
+		_metadata->skip = 0;
 	EXPECT_EQ(0, destroy_failures) TH_LOG("teardown could not destroy every volume");
 	ASSERT_EQ(0, rc) TH_LOG("rmmod chorus failed in teardown");
 	ASSERT_FALSE(chorus_module_loaded());

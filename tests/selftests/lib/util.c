@@ -681,11 +681,18 @@ int kmsg_check(const struct kmsg_mark *m)
 	int r, n = 0;
 	char *p;
 
+	/* a mark that scrolled out of the ring would hide everything after it */
 	r = lab_run_quiet(vm, out, sizeof(out),
-			"dmesg | awk -v tag='%s' 'f; index($0, tag) { f = 1 }' | "
-			"grep -E '" KMSG_BAD_RE "' || true", m->tag);
+			"dmesg | awk -v tag='%s' 'f; index($0, tag) { f = 1 } "
+			"END { if (!f) print \"CHORUS_MARK_MISSING\" }' | "
+			"grep -E '" KMSG_BAD_RE "|CHORUS_MARK_MISSING' || true", m->tag);
 	if (r != 0)
 		return -1;
+	if (strstr(out, "CHORUS_MARK_MISSING")) {
+		fprintf(stderr, "# kernel log (vm%d): mark '%s' is gone from dmesg, cannot check\n",
+			vm, m->tag);
+		return -1;
+	}
 	for (p = out; *p; ) {
 		char *nl = strchr(p, '\n');
 
