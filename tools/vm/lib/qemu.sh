@@ -43,7 +43,11 @@ accel_args() {
 	if [[ $mode == 1 ]]; then
 		printf '%s\n' -accel kvm -cpu host
 	else
-		printf '%s\n' -accel tcg,thread=multi -cpu max
+		# One host thread per VM: with thread=multi a vCPU sometimes stopped
+		# taking IPIs and timer interrupts after cross-CPU text patching
+		# (module load/unload, tracepoint toggling), wedging the guest in
+		# text_poke_bp (seen twice in the VM suite, once on a quiet host).
+		printf '%s\n' -accel "tcg,thread=${CHORUS_LAB_TCG_THREAD:-single}" -cpu max
 	fi
 }
 
