@@ -8,6 +8,8 @@
  *   dev.c      the blk-mq gendisk of a volume and its I/O path
  *   sysfs.c    /sys/block/chorusN/chorus/
  *   genl.c     the generic netlink family "chorus"
+ *
+ * and replication, declared in repl.h.
  */
 #ifndef CHORUS_H
 #define CHORUS_H
@@ -19,6 +21,8 @@
 #include <linux/workqueue.h>
 #include <uapi/linux/chorus.h>
 #include <uapi/linux/chorus_meta.h>
+
+#include "repl.h"
 
 struct genl_info;
 struct netlink_ext_ack;
@@ -69,6 +73,7 @@ struct chorus_stats {
 	u64 discards;
 	u64 write_zeroes;
 	u64 errors;
+	u64 stale_epoch;
 };
 
 /**
@@ -83,7 +88,7 @@ struct chorus_stat_desc {
 	size_t offset;
 };
 
-#define CHORUS_NR_STATS	9
+#define CHORUS_NR_STATS	10
 extern const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS];
 
 static inline u64 chorus_stat_value(const struct chorus_stats *sum,
@@ -101,6 +106,8 @@ static inline u64 chorus_stat_value(const struct chorus_stats *sum,
  * @block_size: logical block size in bytes; immutable
  * @backing: the local replica; immutable while the volume exists
  * @meta: the replica's on-disk metadata; immutable
+ * @node_id: this node's id in the volume, 0 if none; immutable
+ * @repl: replication state
  * @tag_set: blk-mq tag set of @disk
  * @disk: the block device exported as /dev/chorusN
  * @bio_set: clones of incoming bios sent to @backing
@@ -119,6 +126,8 @@ struct chorus_volume {
 	u32 block_size;
 	struct chorus_backing backing;
 	struct chorus_meta meta;
+	u32 node_id;
+	struct chorus_repl repl;
 
 	struct blk_mq_tag_set tag_set;
 	struct gendisk *disk;
@@ -143,6 +152,7 @@ struct chorus_volume {
  *	caller
  * @uuid: expected identity, when @uuid_set
  * @uuid_set: whether @uuid was given
+ * @node_id: this node's id to record, 0 for none
  *
  * Size, block size and uuid are fixed when the backing device is formatted;
  * an attach only states what it expects, and a mismatch refuses it.
@@ -154,6 +164,7 @@ struct chorus_volume_config {
 	u32 block_size;
 	uuid_t uuid;
 	bool uuid_set;
+	u32 node_id;
 };
 
 /* main.c: parameters and the registry. */
@@ -178,6 +189,14 @@ int chorus_meta_load(struct chorus_volume *vol,
 int chorus_meta_open(struct chorus_volume *vol, struct netlink_ext_ack *extack);
 void chorus_meta_close(struct chorus_volume *vol);
 void chorus_meta_release(struct chorus_meta *meta);
+int chorus_meta_set_epoch(struct chorus_volume *vol, u64 epoch);
+u64 chorus_meta_highest_epoch(struct chorus_volume *vol);
+int chorus_meta_peer_slot(struct chorus_volume *vol, u32 node_id, u32 *flags);
+int chorus_meta_set_peer(struct chorus_volume *vol, int slot, u32 node_id,
+			 u32 flags);
+int chorus_meta_bitmap_io(struct chorus_volume *vol, int slot,
+			  unsigned long block, void *buf, blk_opf_t opf);
+unsigned long chorus_meta_bitmap_blocks(struct chorus_volume *vol);
 
 /* backing.c */
 int chorus_backing_open(struct chorus_backing *backing, const char *path,
@@ -199,5 +218,20 @@ void chorus_sysfs_init(void);
 int chorus_genl_register(void);
 void chorus_genl_unregister(void);
 void chorus_genl_notify(struct chorus_volume *vol, enum chorus_event event);
+void chorus_genl_notify_peer(struct chorus_volume *vol, enum chorus_event event,
+			     struct chorus_peer *peer, const char *reason);
+struct chorus_volume *chorus_volume_find_uuid(const uuid_t *uuid);
+
+/* dev.c, for repl.c */
+void chorus_rq_put(struct request *rq);
+void chorus_dev_submit_local(struct chorus_volume *vol, struct request *rq);
+void chorus_dev_set_timeout(struct chorus_volume *vol);
+int chorus_dev_freeze(struct chorus_volume *vol, struct netlink_ext_ack *extack);
+void chorus_dev_unfreeze(struct chorus_volume *vol);
+
+/* transport_tcp.c, peer.c */
+void chorus_listener_exit(void);
+int chorus_peer_module_init(void);
+void chorus_peer_module_exit(void);
 
 #endif /* CHORUS_H */

@@ -19,16 +19,6 @@
 
 static int chorus_major;
 
-/**
- * struct chorus_rq - per-request state, the blk-mq pdu
- * @pending: clones in flight, plus one held by the submitter
- * @status: an error status of one of the clones, BLK_STS_OK when none
- */
-struct chorus_rq {
-	atomic_t pending;
-	blk_status_t status;
-};
-
 static void chorus_account(struct chorus_volume *vol, struct request *rq,
 			   blk_status_t status)
 {
@@ -64,8 +54,13 @@ static void chorus_account(struct chorus_volume *vol, struct request *rq,
 	}
 }
 
-/* Drop a reference on the request; the last one completes it. */
-static void chorus_rq_put(struct request *rq)
+/**
+ * chorus_rq_put() - drop a reference on a request; the last completes it
+ * @rq: the request
+ *
+ * Context: any, including hard irq (bio completion).
+ */
+void chorus_rq_put(struct request *rq)
 {
 	struct chorus_volume *vol = rq->q->queuedata;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
@@ -76,6 +71,7 @@ static void chorus_rq_put(struct request *rq)
 		return;
 
 	status = READ_ONCE(rqd->status);
+	chorus_repl_rq_done(vol, rq);
 	chorus_account(vol, rq, status);
 	if (status != BLK_STS_OK && status != BLK_STS_NOTSUPP)
 		chorus_volume_set_failed(vol);
@@ -104,41 +100,29 @@ static void chorus_submit_clone(struct request *rq, struct bio *clone)
 	submit_bio_noacct(clone);
 }
 
-/*
- * Runs with BLK_MQ_F_BLOCKING: allocating clones from the mempool and
- * submitting them to the backing device may sleep.
+/**
+ * chorus_dev_submit_local() - send a started request to the backing device
+ * @vol: the volume
+ * @rq: the request; each clone takes a reference on it
+ *
+ * A flush becomes an empty PREFLUSH bio; other requests are cloned bio by
+ * bio, keeping FUA.
+ *
+ * Context: process context; may sleep (clone allocation).
  */
-static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
-				    const struct blk_mq_queue_data *bd)
+void chorus_dev_submit_local(struct chorus_volume *vol, struct request *rq)
 {
-	struct chorus_volume *vol = hctx->queue->queuedata;
 	struct block_device *bdev = vol->backing.bdev;
-	struct request *rq = bd->rq;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
 	blk_opf_t fua = rq->cmd_flags & REQ_FUA;
 	struct bio *bio, *clone;
-
-	switch (req_op(rq)) {
-	case REQ_OP_READ:
-	case REQ_OP_WRITE:
-	case REQ_OP_FLUSH:
-	case REQ_OP_DISCARD:
-	case REQ_OP_WRITE_ZEROES:
-		break;
-	default:
-		return BLK_STS_NOTSUPP;
-	}
-
-	blk_mq_start_request(rq);
-	rqd->status = BLK_STS_OK;
-	atomic_set(&rqd->pending, 1);
 
 	if (req_op(rq) == REQ_OP_FLUSH) {
 		clone = bio_alloc_bioset(bdev, 0,
 					 REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC,
 					 GFP_NOIO, &vol->bio_set);
 		chorus_submit_clone(rq, clone);
-		goto out;
+		return;
 	}
 
 	__rq_for_each_bio(bio, rq) {
@@ -156,13 +140,100 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 		clone->bi_opf |= fua;
 		chorus_submit_clone(rq, clone);
 	}
-out:
+}
+
+/*
+ * Runs with BLK_MQ_F_BLOCKING: allocating clones from the mempool, sending
+ * to peers and writing bitmap blocks may sleep. The peers array only
+ * changes with the queue frozen, so it is read here without a lock.
+ */
+static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
+				    const struct blk_mq_queue_data *bd)
+{
+	struct chorus_volume *vol = hctx->queue->queuedata;
+	struct request *rq = bd->rq;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	bool read = false;
+
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		read = true;
+		break;
+	case REQ_OP_WRITE:
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		/* The disk is read-only on a replica; this is the backstop. */
+		if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER)
+			return BLK_STS_IOERR;
+		break;
+	case REQ_OP_FLUSH:
+		break;
+	default:
+		return BLK_STS_NOTSUPP;
+	}
+
+	blk_mq_start_request(rq);
+	rqd->status = BLK_STS_OK;
+	rqd->range.in_tree = false;
+	atomic_set(&rqd->pending, 1);
+
+	if (!read && vol->repl.nr_peers &&
+	    READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER)
+		return chorus_repl_queue_rq(vol, rq);
+
+	chorus_dev_submit_local(vol, rq);
 	chorus_rq_put(rq);
 	return BLK_STS_OK;
 }
 
+static enum blk_eh_timer_return chorus_timeout(struct request *rq)
+{
+	return chorus_repl_timeout(rq);
+}
+
+/**
+ * chorus_dev_freeze() - wait until no request of the volume is in flight
+ * @vol: the volume
+ * @extack: where to say why not
+ *
+ * New requests wait until chorus_dev_unfreeze(). Requests held for an
+ * unreachable peer never drain, so waiting is bounded.
+ *
+ * Context: process context.
+ * Return: 0 with the queue frozen, or -EBUSY with it running.
+ */
+int chorus_dev_freeze(struct chorus_volume *vol, struct netlink_ext_ack *extack)
+{
+	struct request_queue *q = vol->disk->queue;
+
+	blk_freeze_queue_start(q);
+	if (!blk_mq_freeze_queue_wait_timeout(q, 10 * HZ)) {
+		blk_mq_unfreeze_queue(q);
+		NL_SET_ERR_MSG(extack,
+			       "I/O is held for an unreachable peer: take it out of the write set first");
+		return -EBUSY;
+	}
+	return 0;
+}
+
+void chorus_dev_unfreeze(struct chorus_volume *vol)
+{
+	blk_mq_unfreeze_queue(vol->disk->queue);
+}
+
+/**
+ * chorus_dev_set_timeout() - apply the request timeout tunable
+ * @vol: the volume
+ */
+void chorus_dev_set_timeout(struct chorus_volume *vol)
+{
+	blk_queue_rq_timeout(vol->disk->queue,
+			     msecs_to_jiffies(READ_ONCE(vol->repl.request_timeout_ms)));
+}
+
 static const struct blk_mq_ops chorus_mq_ops = {
 	.queue_rq	= chorus_queue_rq,
+	.timeout	= chorus_timeout,
 };
 
 static int chorus_open(struct block_device *bdev, fmode_t mode)
@@ -263,6 +334,7 @@ int chorus_dev_create(struct chorus_volume *vol, struct netlink_ext_ack *extack)
 	snprintf(disk->disk_name, DISK_NAME_LEN, "chorus%d", vol->index);
 	set_capacity(disk, vol->nr_sectors);
 	vol->disk = disk;
+	chorus_dev_set_timeout(vol);
 
 	ret = device_add_disk(NULL, disk, chorus_disk_groups);
 	if (ret) {

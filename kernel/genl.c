@@ -11,6 +11,9 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blkdev.h>
+#include <linux/inet.h>
+#include <linux/in.h>
+#include <linux/in6.h>
 #include <net/genetlink.h>
 
 #include "chorus.h"
@@ -28,18 +31,80 @@ static const struct genl_multicast_group chorus_genl_mcgrps[] = {
 #define CHORUS_NAME_POLICY \
 	{ .type = NLA_NUL_STRING, .len = CHORUS_VOLUME_NAME_MAX - 1 }
 
-static const struct nla_policy chorus_create_policy[CHORUS_A_UUID + 1] = {
+#define CHORUS_NODE_ID_POLICY NLA_POLICY_RANGE(NLA_U32, 1, CHORUS_NODE_ID_MAX)
+
+static const struct nla_policy chorus_create_policy[CHORUS_A_MAX + 1] = {
 	[CHORUS_A_VOLUME_NAME]	= CHORUS_NAME_POLICY,
 	[CHORUS_A_BACKING_PATH]	= { .type = NLA_NUL_STRING,
 				    .len = CHORUS_BACKING_PATH_MAX - 1 },
 	[CHORUS_A_SIZE_BYTES]	= { .type = NLA_U64 },
 	[CHORUS_A_BLOCK_SIZE]	= { .type = NLA_U32 },
 	[CHORUS_A_UUID]		= NLA_POLICY_EXACT_LEN(CHORUS_UUID_LEN),
+	[CHORUS_A_NODE_ID]	= CHORUS_NODE_ID_POLICY,
+};
+
+static const struct nla_policy chorus_listen_policy[CHORUS_A_MAX + 1] = {
+	[CHORUS_A_ADDRESS]	= { .type = NLA_NUL_STRING,
+				    .len = CHORUS_ADDRESS_MAX - 1 },
+	[CHORUS_A_PORT]		= NLA_POLICY_MIN(NLA_U16, 1),
+};
+
+static const struct nla_policy chorus_unlisten_policy[CHORUS_A_MAX + 1] = {
+};
+
+static const struct nla_policy chorus_peer_add_policy[CHORUS_A_MAX + 1] = {
+	[CHORUS_A_VOLUME_NAME]	= CHORUS_NAME_POLICY,
+	[CHORUS_A_NODE_ID]	= CHORUS_NODE_ID_POLICY,
+	[CHORUS_A_ADDRESS]	= { .type = NLA_NUL_STRING,
+				    .len = CHORUS_ADDRESS_MAX - 1 },
+	[CHORUS_A_PORT]		= NLA_POLICY_MIN(NLA_U16, 1),
+	[CHORUS_A_TRANSPORT]	= NLA_POLICY_RANGE(NLA_U32, CHORUS_TRANSPORT_TCP,
+						   CHORUS_TRANSPORT_RDMA),
+	[CHORUS_A_NR_CONNS]	= NLA_POLICY_RANGE(NLA_U32, 1, CHORUS_MAX_CONNS),
+	[CHORUS_A_INITIAL_SYNC]	= NLA_POLICY_RANGE(NLA_U32, CHORUS_INITIAL_SYNC_FULL,
+						   CHORUS_INITIAL_SYNC_NONE),
+};
+
+static const struct nla_policy chorus_peer_policy[CHORUS_A_MAX + 1] = {
+	[CHORUS_A_VOLUME_NAME]	= CHORUS_NAME_POLICY,
+	[CHORUS_A_NODE_ID]	= CHORUS_NODE_ID_POLICY,
+};
+
+static const struct nla_policy chorus_role_policy[CHORUS_A_MAX + 1] = {
+	[CHORUS_A_VOLUME_NAME]	= CHORUS_NAME_POLICY,
+	[CHORUS_A_ROLE]		= NLA_POLICY_RANGE(NLA_U32, CHORUS_ROLE_OWNER,
+						   CHORUS_ROLE_REPLICA),
+	[CHORUS_A_EPOCH]	= { .type = NLA_U64 },
+};
+
+/* Timeouts and intervals: 100 ms to one hour. */
+static struct netlink_range_validation chorus_ms_range = {
+	.min = 100,
+	.max = 3600000,
+};
+
+static const struct nla_policy chorus_volume_set_policy[CHORUS_A_MAX + 1] = {
+	[CHORUS_A_VOLUME_NAME]		= CHORUS_NAME_POLICY,
+	[CHORUS_A_REQUEST_TIMEOUT_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_ms_range),
+	[CHORUS_A_PING_INTERVAL_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_ms_range),
+	[CHORUS_A_PING_TIMEOUT_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_ms_range),
+	[CHORUS_A_RESYNC_RATE]		= { .type = NLA_U64 },
+	[CHORUS_A_AUTO_DEGRADE]		= NLA_POLICY_MAX(NLA_U8, 1),
 };
 
 static const struct nla_policy chorus_name_policy[CHORUS_A_VOLUME_NAME + 1] = {
 	[CHORUS_A_VOLUME_NAME]	= CHORUS_NAME_POLICY,
 };
+
+/* Upper bound of what chorus_genl_fill_peer() adds. */
+static size_t chorus_genl_peer_size(void)
+{
+	return nla_total_size(0) +				/* PEER */
+	       9 * nla_total_size(sizeof(u32)) +
+	       12 * nla_total_size_64bit(sizeof(u64)) +
+	       nla_total_size(CHORUS_ADDRESS_MAX) +
+	       nla_total_size(CHORUS_REASON_MAX);
+}
 
 /* Upper bound of what chorus_genl_fill_volume() adds. */
 static size_t chorus_genl_volume_size(void)
@@ -56,7 +121,13 @@ static size_t chorus_genl_volume_size(void)
 	       nla_total_size(sizeof(u32)) +			/* OPEN_COUNT */
 	       nla_total_size(0) +				/* STATS */
 	       CHORUS_NR_STATS *
-			nla_total_size_64bit(sizeof(u64));
+			nla_total_size_64bit(sizeof(u64)) +
+	       6 * nla_total_size(sizeof(u32)) +		/* NODE_ID .. */
+	       2 * nla_total_size_64bit(sizeof(u64)) +		/* EPOCH, RATE */
+	       nla_total_size(sizeof(u8)) +			/* AUTO_DEGRADE */
+	       nla_total_size(CHORUS_REASON_MAX) +		/* REASON */
+	       nla_total_size(0) +				/* PEERS */
+	       (CHORUS_MAX_PEERS + 1) * chorus_genl_peer_size();
 }
 
 static int chorus_genl_fill_stats(struct sk_buff *skb,
@@ -84,6 +155,123 @@ static int chorus_genl_fill_stats(struct sk_buff *skb,
 	return 0;
 }
 
+/* Context: chorus_repl.peers_lock held, or the peer not yet listed. */
+static int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer,
+				 int attr)
+{
+	enum chorus_conn_state conn_state;
+	enum chorus_repl_state repl_state;
+	char last_error[CHORUS_REASON_MAX];
+	bool in_writeset, owner, syncing;
+	u32 held = 0;
+	u64 dirty;
+	struct nlattr *nest;
+	struct request *rq;
+	unsigned long idx;
+
+	spin_lock_irq(&peer->lock);
+	conn_state = peer->conn_state;
+	repl_state = peer->repl_state;
+	in_writeset = peer->in_writeset;
+	owner = peer->peer_owner;
+	dirty = (u64)peer->dirty * (peer->vol->repl.region_sectors << SECTOR_SHIFT);
+	strscpy(last_error, peer->last_error, sizeof(last_error));
+	xa_for_each(&peer->inflight, idx, rq)
+		held++;
+	spin_unlock_irq(&peer->lock);
+	syncing = READ_ONCE(peer->job) == CHORUS_JOB_RESYNC;
+
+	nest = nla_nest_start(skb, attr);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, CHORUS_PEER_A_NODE_ID, peer->node_id) ||
+	    nla_put_string(skb, CHORUS_PEER_A_ADDRESS, peer->address) ||
+	    nla_put_u16(skb, CHORUS_PEER_A_PORT, peer->port) ||
+	    nla_put_u32(skb, CHORUS_PEER_A_TRANSPORT, peer->transport) ||
+	    nla_put_u32(skb, CHORUS_PEER_A_NR_CONNS, peer->nr_conns) ||
+	    nla_put_u32(skb, CHORUS_PEER_A_CONN_STATE, conn_state) ||
+	    nla_put_u32(skb, CHORUS_PEER_A_REPL_STATE, repl_state) ||
+	    nla_put_u8(skb, CHORUS_PEER_A_IN_WRITESET, in_writeset) ||
+	    nla_put_u32(skb, CHORUS_PEER_A_ROLE, owner ? CHORUS_ROLE_OWNER :
+			CHORUS_ROLE_REPLICA) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_DIRTY_BYTES, dirty,
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_SYNC_TOTAL_BYTES,
+			      syncing ? atomic64_read(&peer->sync_total) : 0,
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_SYNC_DONE_BYTES,
+			      syncing ? atomic64_read(&peer->sync_done) : 0,
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_SYNC_RATE,
+			      atomic64_read(&peer->sync_rate), CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_WRITES_SENT,
+			      atomic64_read(&peer->stats.writes_sent),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_BYTES_SENT,
+			      atomic64_read(&peer->stats.bytes_sent),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u32(skb, CHORUS_PEER_A_HELD, held) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_RECONNECTS,
+			      atomic64_read(&peer->stats.reconnects),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_RESYNCED_BYTES,
+			      atomic64_read(&peer->stats.resynced_bytes),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_VERIFY_DONE_BYTES,
+			      atomic64_read(&peer->verify_done),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_VERIFY_MISMATCHES,
+			      atomic64_read(&peer->verify_mismatches),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u8(skb, CHORUS_PEER_A_VERIFY_RUNNING,
+		       READ_ONCE(peer->job) == CHORUS_JOB_VERIFY) ||
+	    (last_error[0] &&
+	     nla_put_string(skb, CHORUS_PEER_A_LAST_ERROR, last_error))) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
+static int chorus_genl_fill_repl(struct sk_buff *skb, struct chorus_volume *vol)
+{
+	struct chorus_repl *repl = &vol->repl;
+	struct nlattr *nest;
+	int i, ret = 0;
+
+	if ((vol->node_id && nla_put_u32(skb, CHORUS_A_NODE_ID, vol->node_id)) ||
+	    nla_put_u32(skb, CHORUS_A_ROLE, READ_ONCE(repl->role)) ||
+	    nla_put_u64_64bit(skb, CHORUS_A_EPOCH, READ_ONCE(repl->epoch),
+			      CHORUS_A_PAD) ||
+	    nla_put_u32(skb, CHORUS_A_REQUEST_TIMEOUT_MS,
+			READ_ONCE(repl->request_timeout_ms)) ||
+	    nla_put_u32(skb, CHORUS_A_PING_INTERVAL_MS,
+			READ_ONCE(repl->ping_interval_ms)) ||
+	    nla_put_u32(skb, CHORUS_A_PING_TIMEOUT_MS,
+			READ_ONCE(repl->ping_timeout_ms)) ||
+	    nla_put_u64_64bit(skb, CHORUS_A_RESYNC_RATE,
+			      READ_ONCE(repl->resync_rate), CHORUS_A_PAD) ||
+	    nla_put_u8(skb, CHORUS_A_AUTO_DEGRADE, READ_ONCE(repl->auto_degrade)))
+		return -EMSGSIZE;
+
+	nest = nla_nest_start(skb, CHORUS_A_PEERS);
+	if (!nest)
+		return -EMSGSIZE;
+	spin_lock(&repl->peers_lock);
+	for (i = 0; i < CHORUS_MAX_PEERS && !ret; i++)
+		if (repl->peers[i])
+			ret = chorus_genl_fill_peer(skb, repl->peers[i],
+						    CHORUS_A_PEER);
+	spin_unlock(&repl->peers_lock);
+	if (ret) {
+		nla_nest_cancel(skb, nest);
+		return ret;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
 static int chorus_genl_fill_volume(struct sk_buff *skb,
 				   struct chorus_volume *vol)
 {
@@ -97,7 +285,8 @@ static int chorus_genl_fill_volume(struct sk_buff *skb,
 	    nla_put_u32(skb, CHORUS_A_MINOR, vol->index) ||
 	    nla_put_string(skb, CHORUS_A_DISK_NAME, vol->disk->disk_name) ||
 	    nla_put_u32(skb, CHORUS_A_STATE, chorus_volume_state(vol)) ||
-	    nla_put_u32(skb, CHORUS_A_OPEN_COUNT, READ_ONCE(vol->open_count)))
+	    nla_put_u32(skb, CHORUS_A_OPEN_COUNT, READ_ONCE(vol->open_count)) ||
+	    chorus_genl_fill_repl(skb, vol))
 		return -EMSGSIZE;
 	return chorus_genl_fill_stats(skb, vol);
 }
@@ -123,6 +312,40 @@ void chorus_genl_notify(struct chorus_volume *vol, enum chorus_event event)
 	if (!hdr)
 		goto free;
 	if (nla_put_u32(skb, CHORUS_A_EVENT, event) ||
+	    chorus_genl_fill_volume(skb, vol))
+		goto free;
+	genlmsg_end(skb, hdr);
+	genlmsg_multicast(&chorus_genl_family, skb, 0,
+			  CHORUS_GENL_MCGRP_EVENTS_ID, GFP_KERNEL);
+	return;
+free:
+	nlmsg_free(skb);
+}
+
+/**
+ * chorus_genl_notify_peer() - announce an event about one peer
+ * @vol: the volume
+ * @event: what happened
+ * @peer: the peer concerned
+ * @reason: why, or NULL
+ *
+ * Context: process context.
+ */
+void chorus_genl_notify_peer(struct chorus_volume *vol, enum chorus_event event,
+			     struct chorus_peer *peer, const char *reason)
+{
+	struct sk_buff *skb;
+	void *hdr;
+
+	skb = genlmsg_new(chorus_genl_volume_size(), GFP_KERNEL);
+	if (!skb)
+		return;
+	hdr = genlmsg_put(skb, 0, 0, &chorus_genl_family, 0, CHORUS_CMD_EVENT);
+	if (!hdr)
+		goto free;
+	if (nla_put_u32(skb, CHORUS_A_EVENT, event) ||
+	    (reason && nla_put_string(skb, CHORUS_A_REASON, reason)) ||
+	    chorus_genl_fill_peer(skb, peer, CHORUS_A_PEER) ||
 	    chorus_genl_fill_volume(skb, vol))
 		goto free;
 	genlmsg_end(skb, hdr);
@@ -214,6 +437,8 @@ static int chorus_genl_parse_create(struct genl_info *info,
 		}
 		cfg->uuid_set = true;
 	}
+	if (attrs[CHORUS_A_NODE_ID])
+		cfg->node_id = nla_get_u32(attrs[CHORUS_A_NODE_ID]);
 	return 0;
 }
 
@@ -333,6 +558,272 @@ static int chorus_genl_get_dumpit(struct sk_buff *skb,
 	return skb->len;
 }
 
+static int chorus_genl_parse_addr(struct genl_info *info,
+				  struct sockaddr_storage *ss, u16 *portp)
+{
+	struct nlattr *a = info->attrs[CHORUS_A_ADDRESS];
+	const char *text;
+	u16 port = CHORUS_DEFAULT_PORT;
+
+	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_ADDRESS)) {
+		NL_SET_ERR_MSG(info->extack, "missing address (CHORUS_A_ADDRESS)");
+		return -EINVAL;
+	}
+	if (info->attrs[CHORUS_A_PORT])
+		port = nla_get_u16(info->attrs[CHORUS_A_PORT]);
+	text = nla_data(a);
+	memset(ss, 0, sizeof(*ss));
+	if (in4_pton(text, -1, (u8 *)&((struct sockaddr_in *)ss)->sin_addr.s_addr,
+		     '\0', NULL)) {
+		struct sockaddr_in *sin = (struct sockaddr_in *)ss;
+
+		sin->sin_family = AF_INET;
+		sin->sin_port = htons(port);
+	} else if (in6_pton(text, -1,
+			    (u8 *)&((struct sockaddr_in6 *)ss)->sin6_addr,
+			    '\0', NULL)) {
+		struct sockaddr_in6 *sin6 = (struct sockaddr_in6 *)ss;
+
+		sin6->sin6_family = AF_INET6;
+		sin6->sin6_port = htons(port);
+	} else {
+		NL_SET_ERR_MSG_ATTR(info->extack, a,
+				    "not an IPv4 or IPv6 address literal");
+		return -EINVAL;
+	}
+	*portp = port;
+	return 0;
+}
+
+static int chorus_genl_listen_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sockaddr_storage ss;
+	u16 port;
+	int ret;
+
+	ret = chorus_genl_parse_addr(info, &ss, &port);
+	if (ret)
+		return ret;
+	return chorus_listener_start(&ss, info->extack);
+}
+
+static int chorus_genl_unlisten_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	/* Not under chorus_volumes_lock: handshakes in progress take it. */
+	chorus_listener_stop();
+	return 0;
+}
+
+/*
+ * Find the volume (and, with @node_id, the peer) a command names. On
+ * success chorus_volumes_lock and the volume's conf_lock are held; the
+ * caller releases them with chorus_genl_unlock().
+ */
+static int chorus_genl_lock(struct genl_info *info, bool need_peer,
+			    struct chorus_volume **volp,
+			    struct chorus_peer **peerp)
+{
+	struct chorus_volume *vol;
+	struct chorus_peer *peer = NULL;
+
+	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_VOLUME_NAME)) {
+		NL_SET_ERR_MSG(info->extack, "missing volume name (CHORUS_A_VOLUME_NAME)");
+		return -EINVAL;
+	}
+	if (need_peer && GENL_REQ_ATTR_CHECK(info, CHORUS_A_NODE_ID)) {
+		NL_SET_ERR_MSG(info->extack, "missing peer node id (CHORUS_A_NODE_ID)");
+		return -EINVAL;
+	}
+	mutex_lock(&chorus_volumes_lock);
+	vol = chorus_genl_find(info);
+	if (!vol) {
+		mutex_unlock(&chorus_volumes_lock);
+		return -ENOENT;
+	}
+	mutex_lock(&vol->repl.conf_lock);
+	if (need_peer) {
+		peer = chorus_peer_find(vol, nla_get_u32(info->attrs[CHORUS_A_NODE_ID]));
+		if (!peer) {
+			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[CHORUS_A_NODE_ID],
+					    "the volume has no peer with this node id");
+			mutex_unlock(&vol->repl.conf_lock);
+			mutex_unlock(&chorus_volumes_lock);
+			return -ENOENT;
+		}
+	}
+	*volp = vol;
+	if (peerp)
+		*peerp = peer;
+	return 0;
+}
+
+static void chorus_genl_unlock(struct chorus_volume *vol)
+{
+	mutex_unlock(&vol->repl.conf_lock);
+	mutex_unlock(&chorus_volumes_lock);
+}
+
+static int chorus_genl_peer_add_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **attrs = info->attrs;
+	u32 transport = CHORUS_TRANSPORT_TCP, nr_conns = 2;
+	u32 initial = CHORUS_INITIAL_SYNC_FULL;
+	struct sockaddr_storage ss;
+	struct chorus_volume *vol;
+	u16 port;
+	int ret;
+
+	ret = chorus_genl_parse_addr(info, &ss, &port);
+	if (ret)
+		return ret;
+	if (attrs[CHORUS_A_TRANSPORT])
+		transport = nla_get_u32(attrs[CHORUS_A_TRANSPORT]);
+	if (attrs[CHORUS_A_NR_CONNS])
+		nr_conns = nla_get_u32(attrs[CHORUS_A_NR_CONNS]);
+	if (attrs[CHORUS_A_INITIAL_SYNC])
+		initial = nla_get_u32(attrs[CHORUS_A_INITIAL_SYNC]);
+	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_NODE_ID)) {
+		NL_SET_ERR_MSG(info->extack, "missing peer node id (CHORUS_A_NODE_ID)");
+		return -EINVAL;
+	}
+	ret = chorus_genl_lock(info, false, &vol, NULL);
+	if (ret)
+		return ret;
+	ret = chorus_peer_add(vol, nla_get_u32(attrs[CHORUS_A_NODE_ID]), &ss,
+			      nla_data(attrs[CHORUS_A_ADDRESS]), port, transport,
+			      nr_conns, initial, info->extack);
+	chorus_genl_unlock(vol);
+	return ret;
+}
+
+static int chorus_genl_peer_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct chorus_volume *vol;
+	struct chorus_peer *peer;
+	int ret;
+
+	ret = chorus_genl_lock(info, true, &vol, &peer);
+	if (ret)
+		return ret;
+	switch (info->genlhdr->cmd) {
+	case CHORUS_CMD_PEER_DEL:
+		ret = chorus_peer_del(peer, info->extack);
+		break;
+	case CHORUS_CMD_PEER_CONNECT:
+		chorus_peer_connect(peer);
+		break;
+	case CHORUS_CMD_PEER_DISCONNECT:
+		chorus_peer_disconnect(peer);
+		break;
+	case CHORUS_CMD_WRITESET_REMOVE:
+		if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER) {
+			NL_SET_ERR_MSG(info->extack, "only the owner has a write set");
+			ret = -EINVAL;
+			break;
+		}
+		ret = chorus_peer_writeset_remove(peer, info->extack);
+		break;
+	case CHORUS_CMD_VERIFY_START:
+		if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER) {
+			NL_SET_ERR_MSG(info->extack, "verify runs on the owner");
+			ret = -EINVAL;
+			break;
+		}
+		mutex_lock(&peer->session_mutex);
+		ret = chorus_job_start(peer, CHORUS_JOB_VERIFY, info->extack);
+		mutex_unlock(&peer->session_mutex);
+		break;
+	default:
+		ret = -EOPNOTSUPP;
+	}
+	chorus_genl_unlock(vol);
+	return ret;
+}
+
+static int chorus_genl_role_doit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct chorus_volume *vol;
+	u64 epoch = 0;
+	u32 role;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_ROLE)) {
+		NL_SET_ERR_MSG(info->extack, "missing role (CHORUS_A_ROLE)");
+		return -EINVAL;
+	}
+	role = nla_get_u32(info->attrs[CHORUS_A_ROLE]);
+	if (role == CHORUS_ROLE_OWNER) {
+		if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_EPOCH)) {
+			NL_SET_ERR_MSG(info->extack, "an owner needs an epoch (CHORUS_A_EPOCH)");
+			return -EINVAL;
+		}
+		epoch = nla_get_u64(info->attrs[CHORUS_A_EPOCH]);
+	} else if (info->attrs[CHORUS_A_EPOCH]) {
+		NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[CHORUS_A_EPOCH],
+				    "only an owner takes an epoch");
+		return -EINVAL;
+	}
+	ret = chorus_genl_lock(info, false, &vol, NULL);
+	if (ret)
+		return ret;
+	ret = chorus_repl_set_role(vol, role, epoch, info->extack);
+	chorus_genl_unlock(vol);
+	return ret;
+}
+
+static int chorus_genl_volume_set_doit(struct sk_buff *skb,
+				       struct genl_info *info)
+{
+	struct nlattr **attrs = info->attrs;
+	struct chorus_volume *vol;
+	struct chorus_repl *repl;
+	u32 interval, timeout;
+	int ret;
+
+	ret = chorus_genl_lock(info, false, &vol, NULL);
+	if (ret)
+		return ret;
+	repl = &vol->repl;
+	interval = attrs[CHORUS_A_PING_INTERVAL_MS] ?
+		   nla_get_u32(attrs[CHORUS_A_PING_INTERVAL_MS]) :
+		   repl->ping_interval_ms;
+	timeout = attrs[CHORUS_A_PING_TIMEOUT_MS] ?
+		  nla_get_u32(attrs[CHORUS_A_PING_TIMEOUT_MS]) :
+		  repl->ping_timeout_ms;
+	if (timeout <= interval) {
+		NL_SET_ERR_MSG(info->extack,
+			       "the ping timeout must be longer than the ping interval");
+		ret = -EINVAL;
+		goto unlock;
+	}
+	WRITE_ONCE(repl->ping_interval_ms, interval);
+	WRITE_ONCE(repl->ping_timeout_ms, timeout);
+	if (attrs[CHORUS_A_REQUEST_TIMEOUT_MS]) {
+		WRITE_ONCE(repl->request_timeout_ms,
+			   nla_get_u32(attrs[CHORUS_A_REQUEST_TIMEOUT_MS]));
+		chorus_dev_set_timeout(vol);
+	}
+	if (attrs[CHORUS_A_RESYNC_RATE])
+		WRITE_ONCE(repl->resync_rate,
+			   nla_get_u64(attrs[CHORUS_A_RESYNC_RATE]));
+	if (attrs[CHORUS_A_AUTO_DEGRADE])
+		WRITE_ONCE(repl->auto_degrade,
+			   nla_get_u8(attrs[CHORUS_A_AUTO_DEGRADE]));
+unlock:
+	chorus_genl_unlock(vol);
+	return ret;
+}
+
+/* Every policy array has CHORUS_A_MAX + 1 entries. */
+#define CHORUS_GENL_OP(_cmd, _doit, _policy)				\
+	{								\
+		.cmd		= _cmd,					\
+		.flags		= GENL_ADMIN_PERM,			\
+		.doit		= _doit,				\
+		.policy		= _policy,				\
+		.maxattr	= CHORUS_A_MAX,				\
+	}
+
 static const struct genl_ops chorus_genl_ops[] = {
 	{
 		.cmd		= CHORUS_CMD_VOLUME_CREATE,
@@ -355,6 +846,26 @@ static const struct genl_ops chorus_genl_ops[] = {
 		.policy		= chorus_name_policy,
 		.maxattr	= ARRAY_SIZE(chorus_name_policy) - 1,
 	},
+	CHORUS_GENL_OP(CHORUS_CMD_LISTEN, chorus_genl_listen_doit,
+		       chorus_listen_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_UNLISTEN, chorus_genl_unlisten_doit,
+		       chorus_unlisten_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_PEER_ADD, chorus_genl_peer_add_doit,
+		       chorus_peer_add_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_PEER_DEL, chorus_genl_peer_doit,
+		       chorus_peer_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_PEER_CONNECT, chorus_genl_peer_doit,
+		       chorus_peer_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_PEER_DISCONNECT, chorus_genl_peer_doit,
+		       chorus_peer_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_SET_ROLE, chorus_genl_role_doit,
+		       chorus_role_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_WRITESET_REMOVE, chorus_genl_peer_doit,
+		       chorus_peer_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_VERIFY_START, chorus_genl_peer_doit,
+		       chorus_peer_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_VOLUME_SET, chorus_genl_volume_set_doit,
+		       chorus_volume_set_policy),
 };
 
 static struct genl_family chorus_genl_family __ro_after_init = {

@@ -78,6 +78,26 @@ struct chorus_volume *chorus_volume_find(const char *name)
 }
 
 /**
+ * chorus_volume_find_uuid() - look a volume up by uuid
+ * @uuid: the volume's uuid
+ *
+ * Context: chorus_volumes_lock held.
+ * Return: the volume, or NULL.
+ */
+struct chorus_volume *chorus_volume_find_uuid(const uuid_t *uuid)
+{
+	struct chorus_volume *vol;
+	int id;
+
+	lockdep_assert_held(&chorus_volumes_lock);
+	idr_for_each_entry(&chorus_volumes_idr, vol, id) {
+		if (uuid_equal(&vol->uuid, uuid))
+			return vol;
+	}
+	return NULL;
+}
+
+/**
  * chorus_volume_next() - iterate over the volumes in registry order
  * @index: in: the first id to consider; out: the id of the volume returned
  *
@@ -133,6 +153,7 @@ const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS] = {
 	CHORUS_STAT(discards, CHORUS_STAT_DISCARDS),
 	CHORUS_STAT(write_zeroes, CHORUS_STAT_WRITE_ZEROES),
 	CHORUS_STAT(errors, CHORUS_STAT_ERRORS),
+	CHORUS_STAT(stale_epoch, CHORUS_STAT_STALE_EPOCH),
 };
 
 /**
@@ -157,6 +178,7 @@ void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum)
 		sum->discards += READ_ONCE(s->discards);
 		sum->write_zeroes += READ_ONCE(s->write_zeroes);
 		sum->errors += READ_ONCE(s->errors);
+		sum->stale_epoch += READ_ONCE(s->stale_epoch);
 	}
 }
 
@@ -193,6 +215,7 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 		return -ENOMEM;
 	strscpy(vol->name, cfg->name, sizeof(vol->name));
 	mutex_init(&vol->lock);
+	chorus_repl_init(vol);
 	atomic_set(&vol->state, CHORUS_VOLUME_STATE_ONLINE);
 	INIT_WORK(&vol->state_work, chorus_volume_state_workfn);
 
@@ -219,6 +242,10 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	ret = chorus_meta_load(vol, cfg, extack);
 	if (ret)
 		goto close_backing;
+	vol->node_id = le32_to_cpu(vol->meta.super->node_id);
+	vol->repl.region_sectors = 1ULL << (le32_to_cpu(vol->meta.super->bm_shift) -
+					    SECTOR_SHIFT);
+	vol->repl.epoch = le64_to_cpu(vol->meta.super->highest_epoch);
 
 	ret = chorus_meta_open(vol, extack);
 	if (ret)
@@ -280,6 +307,8 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	idr_remove(&chorus_volumes_idr, vol->index);
 	pr_info("%s: destroyed\n", vol->name);
 
+	/* Nobody has the device open, so no request is in flight. */
+	chorus_repl_stop(vol);
 	chorus_dev_destroy(vol);
 	/* No I/O is left to change the state. */
 	cancel_work_sync(&vol->state_work);
@@ -302,9 +331,12 @@ static int __init chorus_init(void)
 	}
 
 	chorus_sysfs_init();
-	ret = chorus_dev_major_register();
+	ret = chorus_peer_module_init();
 	if (ret)
 		return ret;
+	ret = chorus_dev_major_register();
+	if (ret)
+		goto exit_peer;
 
 	ret = chorus_genl_register();
 	if (ret)
@@ -315,6 +347,8 @@ static int __init chorus_init(void)
 
 unregister_major:
 	chorus_dev_major_unregister();
+exit_peer:
+	chorus_peer_module_exit();
 	return ret;
 }
 
@@ -322,6 +356,9 @@ static void __exit chorus_exit(void)
 {
 	struct chorus_volume *vol;
 	int id;
+
+	/* Handshakes under way take chorus_volumes_lock: finish them first. */
+	chorus_listener_exit();
 
 	/*
 	 * An open volume holds a reference on the module, so every volume
@@ -335,6 +372,7 @@ static void __exit chorus_exit(void)
 
 	chorus_genl_unregister();
 	chorus_dev_major_unregister();
+	chorus_peer_module_exit();
 	idr_destroy(&chorus_volumes_idr);
 	pr_info("unloaded\n");
 }

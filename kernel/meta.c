@@ -213,6 +213,15 @@ int chorus_meta_load(struct chorus_volume *vol,
 	ret = chorus_meta_check(copy[cur], bdev, end_bytes >> SECTOR_SHIFT, cfg, extack);
 	if (ret)
 		goto free_copies;
+	if (cfg->node_id && le32_to_cpu(copy[cur]->node_id) &&
+	    le32_to_cpu(copy[cur]->node_id) != cfg->node_id) {
+		NL_SET_ERR_MSG(extack, "node id differs from the one recorded in the metadata");
+		ret = -EINVAL;
+		goto free_copies;
+	}
+	/* Recorded by chorus_meta_open(), the first write. */
+	if (cfg->node_id)
+		copy[cur]->node_id = cpu_to_le32(cfg->node_id);
 
 	import_uuid(&vol->uuid, copy[cur]->volume_uuid);
 	vol->block_size = le32_to_cpu(copy[cur]->block_size);
@@ -243,8 +252,7 @@ free_copies:
  * succeeded does it become current. A torn or failed write leaves the
  * previous copy as the valid one with the higher seq.
  *
- * Context: process context; callers serialise superblock updates (attach
- * and destroy, under chorus_volumes_lock).
+ * Context: process context, chorus_repl.meta_lock held.
  * Return: 0 or a negative errno; on failure the in-memory seq is unchanged.
  */
 static int chorus_meta_write(struct chorus_volume *vol)
@@ -255,7 +263,7 @@ static int chorus_meta_write(struct chorus_volume *vol)
 	int next = !meta->current_copy;
 	int ret;
 
-	lockdep_assert_held(&chorus_volumes_lock);
+	lockdep_assert_held(&vol->repl.meta_lock);
 	sb->seq = cpu_to_le64(seq + 1);
 	sb->crc = cpu_to_le32(chorus_meta_crc(sb));
 	ret = chorus_meta_rw_block(vol->backing.bdev,
@@ -272,15 +280,156 @@ static int chorus_meta_write(struct chorus_volume *vol)
 static int chorus_meta_set_clean(struct chorus_volume *vol, bool clean)
 {
 	struct chorus_meta_super *sb = vol->meta.super;
-	u32 flags = le32_to_cpu(sb->flags);
+	u32 flags;
 	int ret;
 
+	mutex_lock(&vol->repl.meta_lock);
+	flags = le32_to_cpu(sb->flags);
 	sb->flags = cpu_to_le32(clean ? flags | CHORUS_META_F_CLEAN :
 				flags & ~CHORUS_META_F_CLEAN);
 	ret = chorus_meta_write(vol);
 	if (ret)
 		sb->flags = cpu_to_le32(flags);
+	mutex_unlock(&vol->repl.meta_lock);
 	return ret;
+}
+
+/**
+ * chorus_meta_set_epoch() - persist a higher accepted epoch
+ * @vol: the volume
+ * @epoch: the epoch; nothing is written unless it is higher than the
+ *	highest one on disk
+ *
+ * Context: process context; takes chorus_repl.meta_lock.
+ * Return: 0 or a negative errno, with the old epoch kept.
+ */
+int chorus_meta_set_epoch(struct chorus_volume *vol, u64 epoch)
+{
+	struct chorus_meta_super *sb = vol->meta.super;
+	u64 old;
+	int ret = 0;
+
+	mutex_lock(&vol->repl.meta_lock);
+	old = le64_to_cpu(sb->highest_epoch);
+	if (epoch > old) {
+		sb->highest_epoch = cpu_to_le64(epoch);
+		ret = chorus_meta_write(vol);
+		if (ret)
+			sb->highest_epoch = cpu_to_le64(old);
+	}
+	mutex_unlock(&vol->repl.meta_lock);
+	return ret;
+}
+
+/**
+ * chorus_meta_highest_epoch() - the highest epoch this replica accepted
+ * @vol: the volume
+ *
+ * Return: the epoch as on disk.
+ */
+u64 chorus_meta_highest_epoch(struct chorus_volume *vol)
+{
+	u64 epoch;
+
+	mutex_lock(&vol->repl.meta_lock);
+	epoch = le64_to_cpu(vol->meta.super->highest_epoch);
+	mutex_unlock(&vol->repl.meta_lock);
+	return epoch;
+}
+
+/**
+ * chorus_meta_peer_slot() - find or take the superblock slot of a peer
+ * @vol: the volume
+ * @node_id: the peer's node id
+ * @flags: out: the slot's CHORUS_META_PEER_* flags if it existed
+ *
+ * Context: process context; takes chorus_repl.meta_lock.
+ * Return: the slot, with *@flags ~0 when it is free rather than the
+ * peer's, or -ENOSPC when every slot is taken.
+ */
+int chorus_meta_peer_slot(struct chorus_volume *vol, u32 node_id, u32 *flags)
+{
+	struct chorus_meta_super *sb = vol->meta.super;
+	int i, free_slot = -ENOSPC;
+
+	mutex_lock(&vol->repl.meta_lock);
+	for (i = 0; i < le32_to_cpu(sb->max_peers); i++) {
+		u32 id = le32_to_cpu(sb->peers[i].node_id);
+
+		if (id == node_id) {
+			*flags = le32_to_cpu(sb->peers[i].flags);
+			mutex_unlock(&vol->repl.meta_lock);
+			return i;
+		}
+		if (!id && free_slot < 0)
+			free_slot = i;
+	}
+	mutex_unlock(&vol->repl.meta_lock);
+	*flags = ~0U;
+	return free_slot;
+}
+
+/**
+ * chorus_meta_set_peer() - persist a peer slot
+ * @vol: the volume
+ * @slot: the slot
+ * @node_id: the peer's node id, 0 to free the slot
+ * @flags: CHORUS_META_PEER_*
+ *
+ * Context: process context; takes chorus_repl.meta_lock.
+ * Return: 0 or a negative errno with the slot unchanged in memory.
+ */
+int chorus_meta_set_peer(struct chorus_volume *vol, int slot, u32 node_id,
+			 u32 flags)
+{
+	struct chorus_meta_peer *p = &vol->meta.super->peers[slot];
+	struct chorus_meta_peer old;
+	int ret;
+
+	mutex_lock(&vol->repl.meta_lock);
+	old = *p;
+	p->node_id = cpu_to_le32(node_id);
+	p->flags = cpu_to_le32(flags);
+	ret = chorus_meta_write(vol);
+	if (ret)
+		*p = old;
+	mutex_unlock(&vol->repl.meta_lock);
+	return ret;
+}
+
+/**
+ * chorus_meta_bitmap_io() - read or write one block of a peer slot's bitmap
+ * @vol: the volume
+ * @slot: the peer slot
+ * @block: block index within the slot's bitmap
+ * @buf: CHORUS_META_BLOCK bytes, kmalloc'ed
+ * @opf: REQ_OP_READ, or REQ_OP_WRITE with flags
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno.
+ */
+int chorus_meta_bitmap_io(struct chorus_volume *vol, int slot,
+			  unsigned long block, void *buf, blk_opf_t opf)
+{
+	const struct chorus_meta_super *sb = vol->meta.super;
+	sector_t sector = vol->meta.md_start +
+			  le64_to_cpu(sb->bm_offset_sectors) +
+			  slot * le64_to_cpu(sb->bm_slot_sectors) +
+			  block * (CHORUS_META_BLOCK >> SECTOR_SHIFT);
+
+	return chorus_meta_rw_block(vol->backing.bdev, sector, buf, opf);
+}
+
+/**
+ * chorus_meta_bitmap_blocks() - blocks in one peer slot's bitmap
+ * @vol: the volume
+ *
+ * Return: the count, as formatted.
+ */
+unsigned long chorus_meta_bitmap_blocks(struct chorus_volume *vol)
+{
+	return le64_to_cpu(vol->meta.super->bm_slot_sectors) /
+	       (CHORUS_META_BLOCK >> SECTOR_SHIFT);
 }
 
 /**

@@ -34,10 +34,12 @@ std::vector<uint8_t> Copy(nl_msg* msg) {
 }
 
 // Parses a request built by the library back into attributes, the way the
-// kernel's policy would see them.
+// kernel's policy would see them. tb points into the message, so a Parsed
+// made from a temporary keeps that message alive in owned.
 struct Parsed {
     genlmsghdr ghdr;
     nlattr* tb[CHORUS_A_MAX + 1];
+    NlMsgPtr owned;
 };
 
 Parsed ParseRequest(nl_msg* msg) {
@@ -52,7 +54,26 @@ Parsed ParseRequest(nl_msg* msg) {
     policy[CHORUS_A_SIZE_BYTES] = {NLA_U64, 0, 0};
     policy[CHORUS_A_BLOCK_SIZE] = {NLA_U32, 0, 0};
     policy[CHORUS_A_UUID] = {NLA_UNSPEC, CHORUS_UUID_LEN, CHORUS_UUID_LEN};
+    policy[CHORUS_A_NODE_ID] = {NLA_U32, 0, 0};
+    policy[CHORUS_A_ADDRESS] = {NLA_STRING, 0, CHORUS_ADDRESS_MAX};
+    policy[CHORUS_A_PORT] = {NLA_U16, 0, 0};
+    policy[CHORUS_A_TRANSPORT] = {NLA_U32, 0, 0};
+    policy[CHORUS_A_NR_CONNS] = {NLA_U32, 0, 0};
+    policy[CHORUS_A_ROLE] = {NLA_U32, 0, 0};
+    policy[CHORUS_A_EPOCH] = {NLA_U64, 0, 0};
+    policy[CHORUS_A_REQUEST_TIMEOUT_MS] = {NLA_U32, 0, 0};
+    policy[CHORUS_A_PING_INTERVAL_MS] = {NLA_U32, 0, 0};
+    policy[CHORUS_A_PING_TIMEOUT_MS] = {NLA_U32, 0, 0};
+    policy[CHORUS_A_RESYNC_RATE] = {NLA_U64, 0, 0};
+    policy[CHORUS_A_AUTO_DEGRADE] = {NLA_U8, 0, 0};
+    policy[CHORUS_A_INITIAL_SYNC] = {NLA_U32, 0, 0};
     EXPECT_EQ(genlmsg_parse(nlh, 0, p.tb, CHORUS_A_MAX, policy), 0);
+    return p;
+}
+
+Parsed ParseRequest(NlMsgPtr msg) {
+    Parsed p = ParseRequest(msg.get());
+    p.owned = std::move(msg);
     return p;
 }
 
@@ -199,7 +220,7 @@ TEST(ParseVolume, RoundTripOfCreateAndReply) {
     req.backing_path = "/dev/vdb";
     req.size_bytes = 1ull << 30;
     req.block_size = 4096;
-    Parsed p = ParseRequest(BuildVolumeCreate(kFamily, req).get());
+    Parsed p = ParseRequest(BuildVolumeCreate(kFamily, req));
     // ... comes back in the kernel's reply.
     ReplySpec spec;
     spec.cmd = CHORUS_CMD_VOLUME_CREATE;
@@ -399,6 +420,429 @@ TEST(Names, StatesEventsAttributes) {
     EXPECT_EQ(EventName(CHORUS_EVENT_VOLUME_DESTROYED), "destroyed");
     EXPECT_EQ(AttrName(CHORUS_A_STATS), "CHORUS_A_STATS");
     EXPECT_EQ(AttrName(CHORUS_A_MAX + 1), "attribute " + std::to_string(CHORUS_A_MAX + 1));
+}
+
+// Replication: requests carry exactly the attributes their command takes,
+// since the kernel's strict policies refuse any other.
+
+std::vector<int> Present(const Parsed& p) {
+    std::vector<int> types;
+    for (int t = 1; t <= CHORUS_A_MAX; t++)
+        if (p.tb[t] != nullptr)
+            types.push_back(t);
+    return types;
+}
+
+TEST(BuildRequest, CreateCarriesNodeIdWhenGiven) {
+    VolumeCreateRequest req;
+    req.name = "vol0";
+    req.backing_path = "/dev/vdb";
+    req.node_id = 3;
+    Parsed p = ParseRequest(BuildVolumeCreate(kFamily, req));
+    ASSERT_NE(p.tb[CHORUS_A_NODE_ID], nullptr);
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_NODE_ID]), 3u);
+
+    req.node_id.reset();
+    Parsed q = ParseRequest(BuildVolumeCreate(kFamily, req));
+    EXPECT_EQ(q.tb[CHORUS_A_NODE_ID], nullptr);
+}
+
+TEST(BuildRequest, ListenAndUnlisten) {
+    ListenRequest req;
+    req.address = "fd00::1";
+    NlMsgPtr msg = BuildListen(kFamily, req);
+    Parsed p = ParseRequest(msg.get());
+    EXPECT_EQ(p.ghdr.cmd, CHORUS_CMD_LISTEN);
+    EXPECT_EQ(Present(p), (std::vector<int>{CHORUS_A_ADDRESS, CHORUS_A_PORT}));
+    EXPECT_STREQ(nla_get_string(p.tb[CHORUS_A_ADDRESS]), "fd00::1");
+    ASSERT_EQ(nla_len(p.tb[CHORUS_A_PORT]), 2);
+    EXPECT_EQ(nla_get_u16(p.tb[CHORUS_A_PORT]), CHORUS_DEFAULT_PORT);
+
+    req.port = 7000;
+    Parsed q = ParseRequest(BuildListen(kFamily, req));
+    EXPECT_EQ(nla_get_u16(q.tb[CHORUS_A_PORT]), 7000);
+
+    Parsed u = ParseRequest(BuildUnlisten(kFamily));
+    EXPECT_EQ(u.ghdr.cmd, CHORUS_CMD_UNLISTEN);
+    EXPECT_TRUE(Present(u).empty());
+}
+
+TEST(BuildRequest, PeerAddCarriesEveryGivenAttribute) {
+    PeerAddRequest req;
+    req.volume = "vol0";
+    req.node_id = 2;
+    req.address = "10.0.0.2";
+    req.port = 7789;
+    req.transport = CHORUS_TRANSPORT_RDMA;
+    req.nr_conns = 4;
+    req.initial_sync = CHORUS_INITIAL_SYNC_NONE;
+    Parsed p = ParseRequest(BuildPeerAdd(kFamily, req));
+    EXPECT_EQ(p.ghdr.cmd, CHORUS_CMD_PEER_ADD);
+    EXPECT_EQ(Present(p), (std::vector<int>{CHORUS_A_VOLUME_NAME, CHORUS_A_NODE_ID,
+                                            CHORUS_A_ADDRESS, CHORUS_A_PORT, CHORUS_A_TRANSPORT,
+                                            CHORUS_A_NR_CONNS, CHORUS_A_INITIAL_SYNC}));
+    EXPECT_STREQ(nla_get_string(p.tb[CHORUS_A_VOLUME_NAME]), "vol0");
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_NODE_ID]), 2u);
+    EXPECT_STREQ(nla_get_string(p.tb[CHORUS_A_ADDRESS]), "10.0.0.2");
+    EXPECT_EQ(nla_get_u16(p.tb[CHORUS_A_PORT]), 7789);
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_TRANSPORT]), static_cast<uint32_t>(CHORUS_TRANSPORT_RDMA));
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_NR_CONNS]), 4u);
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_INITIAL_SYNC]),
+              static_cast<uint32_t>(CHORUS_INITIAL_SYNC_NONE));
+}
+
+TEST(BuildRequest, PeerAddLeavesConnsAndInitialSyncToTheKernel) {
+    PeerAddRequest req;
+    req.volume = "vol0";
+    req.node_id = 2;
+    req.address = "10.0.0.2";
+    Parsed p = ParseRequest(BuildPeerAdd(kFamily, req));
+    EXPECT_EQ(p.tb[CHORUS_A_NR_CONNS], nullptr);
+    EXPECT_EQ(p.tb[CHORUS_A_INITIAL_SYNC], nullptr);
+    EXPECT_EQ(nla_get_u16(p.tb[CHORUS_A_PORT]), CHORUS_DEFAULT_PORT);
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_TRANSPORT]), static_cast<uint32_t>(CHORUS_TRANSPORT_TCP));
+}
+
+class BuildPeerCommandTest : public testing::TestWithParam<int> {};
+
+TEST_P(BuildPeerCommandTest, CarriesVolumeAndNodeIdOnly) {
+    NlMsgPtr msg = BuildPeerCommand(kFamily, static_cast<uint8_t>(GetParam()), "vol0", 32);
+    Parsed p = ParseRequest(msg.get());
+    EXPECT_EQ(p.ghdr.cmd, GetParam());
+    EXPECT_EQ(Present(p), (std::vector<int>{CHORUS_A_VOLUME_NAME, CHORUS_A_NODE_ID}));
+    EXPECT_STREQ(nla_get_string(p.tb[CHORUS_A_VOLUME_NAME]), "vol0");
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_NODE_ID]), 32u);
+    EXPECT_EQ(nlmsg_hdr(msg.get())->nlmsg_flags & NLM_F_DUMP, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Commands, BuildPeerCommandTest,
+                         testing::Values(CHORUS_CMD_PEER_DEL, CHORUS_CMD_PEER_CONNECT,
+                                         CHORUS_CMD_PEER_DISCONNECT, CHORUS_CMD_WRITESET_REMOVE,
+                                         CHORUS_CMD_VERIFY_START),
+                         [](const testing::TestParamInfo<int>& info) {
+                             return CommandName(info.param);
+                         });
+
+TEST(BuildRequest, PeerCommandRefusesOtherCommands) {
+    for (int cmd :
+         {int{CHORUS_CMD_PEER_ADD}, int{CHORUS_CMD_VOLUME_GET}, int{CHORUS_CMD_SET_ROLE}, 200})
+        EXPECT_THROW(BuildPeerCommand(kFamily, static_cast<uint8_t>(cmd), "vol0", 2), Error) << cmd;
+}
+
+TEST(BuildRequest, SetRole) {
+    SetRoleRequest owner;
+    owner.volume = "vol0";
+    owner.role = CHORUS_ROLE_OWNER;
+    owner.epoch = 1ull << 40;
+    Parsed p = ParseRequest(BuildSetRole(kFamily, owner));
+    EXPECT_EQ(p.ghdr.cmd, CHORUS_CMD_SET_ROLE);
+    EXPECT_EQ(Present(p), (std::vector<int>{CHORUS_A_VOLUME_NAME, CHORUS_A_ROLE, CHORUS_A_EPOCH}));
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_ROLE]), static_cast<uint32_t>(CHORUS_ROLE_OWNER));
+    EXPECT_EQ(nla_get_u64(p.tb[CHORUS_A_EPOCH]), 1ull << 40);
+
+    SetRoleRequest replica;
+    replica.volume = "vol0";
+    replica.role = CHORUS_ROLE_REPLICA;
+    Parsed q = ParseRequest(BuildSetRole(kFamily, replica));
+    EXPECT_EQ(Present(q), (std::vector<int>{CHORUS_A_VOLUME_NAME, CHORUS_A_ROLE}));
+    EXPECT_EQ(nla_get_u32(q.tb[CHORUS_A_ROLE]), static_cast<uint32_t>(CHORUS_ROLE_REPLICA));
+}
+
+TEST(BuildRequest, VolumeSetSendsOnlyWhatIsGiven) {
+    VolumeSetRequest req;
+    req.volume = "vol0";
+    EXPECT_TRUE(req.empty());
+    req.resync_rate = 0;  // "no limit" is a value, not an absence
+    req.auto_degrade = false;
+    EXPECT_FALSE(req.empty());
+    Parsed p = ParseRequest(BuildVolumeSet(kFamily, req));
+    EXPECT_EQ(p.ghdr.cmd, CHORUS_CMD_VOLUME_SET);
+    EXPECT_EQ(Present(p), (std::vector<int>{CHORUS_A_VOLUME_NAME, CHORUS_A_RESYNC_RATE,
+                                            CHORUS_A_AUTO_DEGRADE}));
+    EXPECT_EQ(nla_get_u64(p.tb[CHORUS_A_RESYNC_RATE]), 0u);
+    ASSERT_EQ(nla_len(p.tb[CHORUS_A_AUTO_DEGRADE]), 1);
+    EXPECT_EQ(nla_get_u8(p.tb[CHORUS_A_AUTO_DEGRADE]), 0);
+
+    req.request_timeout_ms = 30000;
+    req.ping_interval_ms = 500;
+    req.ping_timeout_ms = 2500;
+    req.resync_rate = 10ull << 20;
+    req.auto_degrade = true;
+    Parsed q = ParseRequest(BuildVolumeSet(kFamily, req));
+    EXPECT_EQ(Present(q).size(), 6u);
+    EXPECT_EQ(nla_get_u32(q.tb[CHORUS_A_REQUEST_TIMEOUT_MS]), 30000u);
+    EXPECT_EQ(nla_get_u32(q.tb[CHORUS_A_PING_INTERVAL_MS]), 500u);
+    EXPECT_EQ(nla_get_u32(q.tb[CHORUS_A_PING_TIMEOUT_MS]), 2500u);
+    EXPECT_EQ(nla_get_u64(q.tb[CHORUS_A_RESYNC_RATE]), 10ull << 20);
+    EXPECT_EQ(nla_get_u8(q.tb[CHORUS_A_AUTO_DEGRADE]), 1);
+}
+
+// One peer nest as the kernel would fill it; full=false sends only some.
+void PutPeer(nl_msg* m, int type, uint32_t node_id, bool full) {
+    nlattr* nest = nla_nest_start(m, type);
+    nla_put_u32(m, CHORUS_PEER_A_NODE_ID, node_id);
+    nla_put_u32(m, CHORUS_PEER_A_CONN_STATE, CHORUS_CONN_CONNECTED);
+    if (full) {
+        nla_put_string(m, CHORUS_PEER_A_ADDRESS, "fd00::2");
+        nla_put_u16(m, CHORUS_PEER_A_PORT, 7789);
+        nla_put_u32(m, CHORUS_PEER_A_TRANSPORT, CHORUS_TRANSPORT_TCP);
+        nla_put_u32(m, CHORUS_PEER_A_NR_CONNS, 2);
+        nla_put_u32(m, CHORUS_PEER_A_REPL_STATE, CHORUS_REPL_SYNCING);
+        nla_put_u8(m, CHORUS_PEER_A_IN_WRITESET, 1);
+        nla_put_u32(m, CHORUS_PEER_A_ROLE, CHORUS_ROLE_REPLICA);
+        nla_put_u64(m, CHORUS_PEER_A_DIRTY_BYTES, 3ull << 20);
+        nla_put_u64(m, CHORUS_PEER_A_SYNC_TOTAL_BYTES, 4ull << 20);
+        nla_put_u64(m, CHORUS_PEER_A_SYNC_DONE_BYTES, 1ull << 20);
+        nla_put_u64(m, CHORUS_PEER_A_SYNC_RATE, 512 << 10);
+        nla_put_u64(m, CHORUS_PEER_A_WRITES_SENT, 11);
+        nla_put_u64(m, CHORUS_PEER_A_BYTES_SENT, 45056);
+        nla_put_u32(m, CHORUS_PEER_A_HELD, 5);
+        nla_put_u64(m, CHORUS_PEER_A_RECONNECTS, 2);
+        nla_put_u64(m, CHORUS_PEER_A_RESYNCED_BYTES, 1ull << 20);
+        nla_put_u64(m, CHORUS_PEER_A_VERIFY_DONE_BYTES, 8192);
+        nla_put_u64(m, CHORUS_PEER_A_VERIFY_MISMATCHES, 1);
+        nla_put_u8(m, CHORUS_PEER_A_VERIFY_RUNNING, 1);
+        nla_put_string(m, CHORUS_PEER_A_LAST_ERROR, "connection reset by peer");
+        nla_put_u64(m, CHORUS_PEER_A_MAX + 1, 99);  // from a newer kernel
+    }
+    nla_nest_end(m, nest);
+}
+
+// A GET reply with every replication attribute and two peers.
+NlMsgPtr MakeReplicatedReply(uint8_t cmd = CHORUS_CMD_VOLUME_GET, uint32_t event = 0) {
+    ReplySpec spec;
+    spec.cmd = cmd;
+    spec.event = event;
+    NlMsgPtr msg = MakeReply(spec);
+    nl_msg* m = msg.get();
+    nla_put_u32(m, CHORUS_A_NODE_ID, 1);
+    nla_put_u32(m, CHORUS_A_ROLE, CHORUS_ROLE_OWNER);
+    nla_put_u64(m, CHORUS_A_EPOCH, 7);
+    nla_put_u32(m, CHORUS_A_REQUEST_TIMEOUT_MS, 10000);
+    nla_put_u32(m, CHORUS_A_PING_INTERVAL_MS, 1000);
+    nla_put_u32(m, CHORUS_A_PING_TIMEOUT_MS, 5000);
+    nla_put_u64(m, CHORUS_A_RESYNC_RATE, 100ull << 20);
+    nla_put_u8(m, CHORUS_A_AUTO_DEGRADE, 0);
+    nlattr* peers = nla_nest_start(m, CHORUS_A_PEERS);
+    PutPeer(m, CHORUS_A_PEER, 2, true);
+    PutPeer(m, CHORUS_A_PEER, 3, false);
+    nla_nest_end(m, peers);
+    return msg;
+}
+
+TEST(ParseVolume, ReplicationAttributes) {
+    NlMsgPtr msg = MakeReplicatedReply();
+    VolumeInfo v = ParseVolumeMessage(Bytes(msg.get()));
+    EXPECT_EQ(v.node_id, 1u);
+    EXPECT_EQ(v.role, static_cast<uint32_t>(CHORUS_ROLE_OWNER));
+    EXPECT_EQ(v.epoch, 7u);
+    EXPECT_EQ(v.request_timeout_ms, 10000u);
+    EXPECT_EQ(v.ping_interval_ms, 1000u);
+    EXPECT_EQ(v.ping_timeout_ms, 5000u);
+    EXPECT_EQ(v.resync_rate, 100ull << 20);
+    EXPECT_EQ(v.auto_degrade, false);
+    EXPECT_FALSE(v.peer.has_value());
+    EXPECT_FALSE(v.reason.has_value());
+    ASSERT_EQ(v.peers.size(), 2u);
+
+    const PeerInfo& p = v.peers[0];
+    EXPECT_EQ(p.node_id, 2u);
+    EXPECT_EQ(p.address, "fd00::2");
+    EXPECT_EQ(p.port, 7789);
+    EXPECT_EQ(p.transport, static_cast<uint32_t>(CHORUS_TRANSPORT_TCP));
+    EXPECT_EQ(p.nr_conns, 2u);
+    EXPECT_EQ(p.conn_state, static_cast<uint32_t>(CHORUS_CONN_CONNECTED));
+    EXPECT_EQ(p.repl_state, static_cast<uint32_t>(CHORUS_REPL_SYNCING));
+    EXPECT_EQ(p.in_writeset, true);
+    EXPECT_EQ(p.role, static_cast<uint32_t>(CHORUS_ROLE_REPLICA));
+    EXPECT_EQ(p.dirty_bytes, 3ull << 20);
+    EXPECT_EQ(p.sync_total_bytes, 4ull << 20);
+    EXPECT_EQ(p.sync_done_bytes, 1ull << 20);
+    EXPECT_EQ(p.sync_rate, 512u << 10);
+    EXPECT_EQ(p.writes_sent, 11u);
+    EXPECT_EQ(p.bytes_sent, 45056u);
+    EXPECT_EQ(p.held, 5u);
+    EXPECT_EQ(p.reconnects, 2u);
+    EXPECT_EQ(p.resynced_bytes, 1ull << 20);
+    EXPECT_EQ(p.verify_done_bytes, 8192u);
+    EXPECT_EQ(p.verify_mismatches, 1u);
+    EXPECT_EQ(p.verify_running, true);
+    EXPECT_EQ(p.last_error, "connection reset by peer");
+
+    // The second peer sent only its id and connection state.
+    const PeerInfo& q = v.peers[1];
+    EXPECT_EQ(q.node_id, 3u);
+    EXPECT_EQ(q.conn_state, static_cast<uint32_t>(CHORUS_CONN_CONNECTED));
+    EXPECT_FALSE(q.address || q.port || q.transport || q.nr_conns || q.repl_state ||
+                 q.in_writeset || q.role || q.dirty_bytes || q.sync_total_bytes ||
+                 q.sync_done_bytes || q.sync_rate || q.writes_sent || q.bytes_sent || q.held ||
+                 q.reconnects || q.resynced_bytes || q.verify_done_bytes || q.verify_mismatches ||
+                 q.verify_running || q.last_error);
+}
+
+TEST(ParseVolume, ReplicationAttributesAreOptional) {
+    // What a module without replication sends.
+    NlMsgPtr msg = MakeReply({});
+    VolumeInfo v = ParseVolumeMessage(Bytes(msg.get()));
+    EXPECT_FALSE(v.node_id || v.role || v.epoch || v.request_timeout_ms || v.ping_interval_ms ||
+                 v.ping_timeout_ms || v.resync_rate || v.auto_degrade || v.peer || v.reason);
+    EXPECT_TRUE(v.peers.empty());
+    ASSERT_TRUE(v.stats.has_value());
+    EXPECT_EQ(v.stats->stale_epoch, 0u);
+}
+
+TEST(ParseVolume, StaleEpochCounter) {
+    ReplySpec spec;
+    spec.stats = false;
+    NlMsgPtr msg = MakeReply(spec);
+    nlattr* nest = nla_nest_start(msg.get(), CHORUS_A_STATS);
+    nla_put_u64(msg.get(), CHORUS_STAT_STALE_EPOCH, 12);
+    nla_nest_end(msg.get(), nest);
+    VolumeInfo v = ParseVolumeMessage(Bytes(msg.get()));
+    ASSERT_TRUE(v.stats.has_value());
+    EXPECT_EQ(v.stats->stale_epoch, 12u);
+    EXPECT_EQ(v.stats->reads, 0u);
+}
+
+TEST(ParseVolume, EmptyPeerList) {
+    NlMsgPtr msg = MakeReply({});
+    nlattr* nest = nla_nest_start(msg.get(), CHORUS_A_PEERS);
+    nla_nest_end(msg.get(), nest);
+    EXPECT_TRUE(ParseVolumeMessage(Bytes(msg.get())).peers.empty());
+}
+
+TEST(ParseVolume, PeerListSkipsPaddingAndTakesIndexedEntries) {
+    NlMsgPtr msg = MakeReply({});
+    nl_msg* m = msg.get();
+    nlattr* nest = nla_nest_start(m, CHORUS_A_PEERS);
+    nla_put(m, CHORUS_A_PAD, 0, nullptr);
+    PutPeer(m, 1, 5, false);  // numbered by index instead of CHORUS_A_PEER
+    PutPeer(m, CHORUS_A_PEER, 6, false);
+    nla_nest_end(m, nest);
+    VolumeInfo v = ParseVolumeMessage(Bytes(m));
+    ASSERT_EQ(v.peers.size(), 2u);
+    EXPECT_EQ(v.peers[0].node_id, 5u);
+    EXPECT_EQ(v.peers[1].node_id, 6u);
+}
+
+TEST(ParseVolume, PeerEventCarriesPeerAndReason) {
+    NlMsgPtr msg = MakeReplicatedReply(CHORUS_CMD_EVENT, CHORUS_EVENT_PEER_STATE);
+    PutPeer(msg.get(), CHORUS_A_PEER, 2, false);
+    nla_put_string(msg.get(), CHORUS_A_REASON, "ping timeout");
+    VolumeInfo v = ParseVolumeMessage(Bytes(msg.get()));
+    EXPECT_EQ(v.event, static_cast<uint32_t>(CHORUS_EVENT_PEER_STATE));
+    EXPECT_EQ(EventName(v.event), "peer-state");
+    ASSERT_TRUE(v.peer.has_value());
+    EXPECT_EQ(v.peer->node_id, 2u);
+    EXPECT_EQ(v.peer->conn_state, static_cast<uint32_t>(CHORUS_CONN_CONNECTED));
+    EXPECT_EQ(v.reason, "ping timeout");
+    EXPECT_EQ(v.peers.size(), 2u);
+}
+
+TEST(ParseVolume, EmptyReasonAndLastErrorCountAsAbsent) {
+    ReplySpec spec;
+    spec.cmd = CHORUS_CMD_EVENT;
+    spec.event = CHORUS_EVENT_PEER_REMOVED;
+    NlMsgPtr msg = MakeReply(spec);
+    nlattr* nest = nla_nest_start(msg.get(), CHORUS_A_PEER);
+    nla_put_u32(msg.get(), CHORUS_PEER_A_NODE_ID, 4);
+    nla_put_string(msg.get(), CHORUS_PEER_A_LAST_ERROR, "");
+    nla_nest_end(msg.get(), nest);
+    nla_put_string(msg.get(), CHORUS_A_REASON, "");
+    VolumeInfo v = ParseVolumeMessage(Bytes(msg.get()));
+    ASSERT_TRUE(v.peer.has_value());
+    EXPECT_FALSE(v.peer->last_error.has_value());
+    EXPECT_FALSE(v.reason.has_value());
+}
+
+TEST(ParseVolume, MalformedReplicationAttributes) {
+    {
+        // A port as u32 instead of u16.
+        NlMsgPtr msg = MakeReply({});
+        nlattr* peers = nla_nest_start(msg.get(), CHORUS_A_PEERS);
+        nlattr* peer = nla_nest_start(msg.get(), CHORUS_A_PEER);
+        nla_put_u32(msg.get(), CHORUS_PEER_A_PORT, 7788);
+        nla_nest_end(msg.get(), peer);
+        nla_nest_end(msg.get(), peers);
+        EXPECT_EQ(ParseError(Bytes(msg.get())).rfind("CHORUS_PEER_A_PORT has 4 bytes", 0), 0u)
+            << ParseError(Bytes(msg.get()));
+    }
+    {
+        // An epoch as u32.
+        NlMsgPtr msg = MakeReply({});
+        nla_put_u32(msg.get(), CHORUS_A_EPOCH, 7);
+        EXPECT_EQ(ParseError(Bytes(msg.get())).rfind("CHORUS_A_EPOCH has 4 bytes", 0), 0u);
+    }
+    {
+        // A reason without its NUL.
+        NlMsgPtr msg = MakeReply({});
+        nla_put(msg.get(), CHORUS_A_REASON, 3, "abc");
+        EXPECT_EQ(ParseError(Bytes(msg.get())), "CHORUS_A_REASON is not a NUL-terminated string");
+    }
+    {
+        // A peer list whose entry is not an attribute stream.
+        NlMsgPtr msg = MakeReply({});
+        uint8_t junk[6] = {0xff, 0xff, 0, 0, 0, 0};
+        nla_put(msg.get(), CHORUS_A_PEERS, sizeof(junk), junk);
+        EXPECT_NE(ParseError(Bytes(msg.get())).find("in CHORUS_A_PEERS"), std::string::npos)
+            << ParseError(Bytes(msg.get()));
+    }
+}
+
+TEST(Names, ReplicationEnums) {
+    EXPECT_EQ(EventName(CHORUS_EVENT_VOLUME_STATE), "state");
+    EXPECT_EQ(EventName(CHORUS_EVENT_ROLE), "role");
+    EXPECT_EQ(EventName(CHORUS_EVENT_PEER_STATE), "peer-state");
+    EXPECT_EQ(EventName(CHORUS_EVENT_WRITESET), "writeset");
+    EXPECT_EQ(EventName(CHORUS_EVENT_RESYNC), "resync");
+    EXPECT_EQ(EventName(CHORUS_EVENT_VERIFY), "verify");
+    EXPECT_EQ(EventName(CHORUS_EVENT_STALE_EPOCH), "stale-epoch");
+    EXPECT_EQ(EventName(CHORUS_EVENT_PEER_ADDED), "peer-added");
+    EXPECT_EQ(EventName(CHORUS_EVENT_PEER_REMOVED), "peer-removed");
+    EXPECT_EQ(EventName(0), "unknown(0)");
+    EXPECT_EQ(EventName(__CHORUS_EVENT_MAX), "unknown(" + std::to_string(__CHORUS_EVENT_MAX) + ")");
+    EXPECT_EQ(RoleName(CHORUS_ROLE_OWNER), "owner");
+    EXPECT_EQ(RoleName(CHORUS_ROLE_REPLICA), "replica");
+    EXPECT_EQ(RoleName(9), "unknown(9)");
+    EXPECT_EQ(TransportName(CHORUS_TRANSPORT_TCP), "tcp");
+    EXPECT_EQ(TransportName(CHORUS_TRANSPORT_RDMA), "rdma");
+    EXPECT_EQ(ConnStateName(CHORUS_CONN_DISCONNECTED), "disconnected");
+    EXPECT_EQ(ConnStateName(CHORUS_CONN_CONNECTING), "connecting");
+    EXPECT_EQ(ConnStateName(CHORUS_CONN_CONNECTED), "connected");
+    EXPECT_EQ(ConnStateName(CHORUS_CONN_UNREACHABLE), "unreachable");
+    EXPECT_EQ(ReplStateName(CHORUS_REPL_UP_TO_DATE), "up-to-date");
+    EXPECT_EQ(ReplStateName(CHORUS_REPL_OUT_OF_DATE), "out-of-date");
+    EXPECT_EQ(ReplStateName(CHORUS_REPL_SYNCING), "syncing");
+    EXPECT_EQ(InitialSyncName(CHORUS_INITIAL_SYNC_FULL), "full");
+    EXPECT_EQ(InitialSyncName(CHORUS_INITIAL_SYNC_NONE), "none");
+    EXPECT_EQ(PeerAttrName(CHORUS_PEER_A_LAST_ERROR), "CHORUS_PEER_A_LAST_ERROR");
+    EXPECT_EQ(PeerAttrName(CHORUS_PEER_A_MAX + 1),
+              "peer attribute " + std::to_string(CHORUS_PEER_A_MAX + 1));
+    EXPECT_EQ(CommandName(CHORUS_CMD_WRITESET_REMOVE), "WRITESET_REMOVE");
+    EXPECT_EQ(CommandName(CHORUS_CMD_MAX + 1), "command " + std::to_string(CHORUS_CMD_MAX + 1));
+}
+
+// Every number the header defines has a name here: a table that fell behind
+// <linux/chorus.h> shows up as a fallback name.
+TEST(Names, TablesCoverTheHeader) {
+    for (int t = 0; t <= CHORUS_A_MAX; t++)
+        EXPECT_EQ(AttrName(t).rfind("CHORUS_A_", 0), 0u) << t;
+    for (int t = 0; t <= CHORUS_PEER_A_MAX; t++)
+        EXPECT_EQ(PeerAttrName(t).rfind("CHORUS_PEER_A_", 0), 0u) << t;
+    for (int c = 1; c <= CHORUS_CMD_MAX; c++)
+        EXPECT_EQ(CommandName(c).find("command "), std::string::npos) << c;
+    for (uint32_t e = 1; e < __CHORUS_EVENT_MAX; e++)
+        EXPECT_EQ(EventName(e).find("unknown"), std::string::npos) << e;
+    for (uint32_t r = 1; r < __CHORUS_ROLE_MAX; r++)
+        EXPECT_EQ(RoleName(r).find("unknown"), std::string::npos) << r;
+    for (uint32_t t = 1; t < __CHORUS_TRANSPORT_MAX; t++)
+        EXPECT_EQ(TransportName(t).find("unknown"), std::string::npos) << t;
+    for (uint32_t s = 1; s < __CHORUS_CONN_MAX; s++)
+        EXPECT_EQ(ConnStateName(s).find("unknown"), std::string::npos) << s;
+    for (uint32_t s = 1; s < __CHORUS_REPL_MAX; s++)
+        EXPECT_EQ(ReplStateName(s).find("unknown"), std::string::npos) << s;
+    for (uint32_t s = 1; s < __CHORUS_INITIAL_SYNC_MAX; s++)
+        EXPECT_EQ(InitialSyncName(s).find("unknown"), std::string::npos) << s;
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Size and uuid parsing, and the volume argument checks chorusctl uses.
+// Size and uuid parsing, and the volume and peer argument checks chorusctl
+// uses.
 #include <gtest/gtest.h>
 
 #include "lib/errors.h"
@@ -106,6 +107,64 @@ TEST(VolumeValidate, BackingAndBlockSize) {
         EXPECT_EQ(CheckBlockSize(ok), "");
     for (uint64_t bad : {0, 256, 513, 8192})
         EXPECT_NE(CheckBlockSize(bad), "");
+}
+
+TEST(VolumeValidate, NodeIdConnsAndPort) {
+    for (uint64_t ok : {1, 2, 31, 32})
+        EXPECT_EQ(CheckNodeId(ok), "") << ok;
+    for (uint64_t bad : {0ull, 33ull, 1ull << 32})
+        EXPECT_NE(CheckNodeId(bad), "") << bad;
+    EXPECT_EQ(CheckNodeId(33), "node id 33 is not in 1..32");
+    for (uint64_t ok : {1, 2, 8})
+        EXPECT_EQ(CheckNrConns(ok), "") << ok;
+    for (uint64_t bad : {0, 9})
+        EXPECT_NE(CheckNrConns(bad), "") << bad;
+    EXPECT_EQ(CheckNrConns(9), "connection count 9 is not in 1..8");
+    for (uint64_t ok : {1, 7788, 65535})
+        EXPECT_EQ(CheckPort(ok), "") << ok;
+    for (uint64_t bad : {0, 65536})
+        EXPECT_NE(CheckPort(bad), "") << bad;
+}
+
+TEST(VolumeValidate, Addresses) {
+    for (const char* ok :
+         {"10.0.0.1", "0.0.0.0", "192.168.100.254", "::", "::1", "fd00::2", "fe80::1:2:3:4",
+          "::ffff:10.0.0.1", "2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff"})
+        EXPECT_EQ(CheckAddress(ok), "") << ok;
+    for (const char* bad :
+         {"", "node2", "node2.example.com", "10.0.0", "10.0.0.256", "10.0.0.1:7788", "[fd00::2]",
+          "fd00::2%eth0", "fd00:::2", " 10.0.0.1", "10.0.0.1 "})
+        EXPECT_NE(CheckAddress(bad), "") << bad;
+    EXPECT_EQ(CheckAddress("node2"), "address 'node2' is not an IPv4 or IPv6 address literal");
+    EXPECT_NE(CheckAddress(std::string("10.0.0.1\0x", 10)), "");
+    EXPECT_NE(CheckAddress(std::string(48, '1')).find("longer than 47"), std::string::npos);
+}
+
+TEST(VolumeValidate, ParseDecimal) {
+    EXPECT_EQ(ParseDecimal("0", 10), 0u);
+    EXPECT_EQ(ParseDecimal("10", 10), 10u);
+    EXPECT_EQ(ParseDecimal("007", 10), 7u);
+    EXPECT_EQ(ParseDecimal("18446744073709551615", UINT64_MAX), UINT64_MAX);
+    EXPECT_EQ(ParseDecimal("4294967295", UINT32_MAX), UINT32_MAX);
+    for (const char* bad : {"", "-1", "+1", "1.5", "0x10", "1k", " 1", "1 ", "abc"})
+        EXPECT_THROW(ParseDecimal(bad, UINT64_MAX), Error) << bad;
+    EXPECT_THROW(ParseDecimal("11", 10), Error);
+    EXPECT_THROW(ParseDecimal("5", 0), Error);
+    EXPECT_THROW(ParseDecimal("4294967296", UINT32_MAX), Error);
+    EXPECT_THROW(ParseDecimal("18446744073709551616", UINT64_MAX), Error);
+    EXPECT_THROW(ParseDecimal("99999999999999999999999", UINT64_MAX), Error);
+    try {
+        ParseDecimal("12x", 100);
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "'12x' is not a decimal number");
+    }
+    try {
+        ParseDecimal("101", 100);
+        FAIL();
+    } catch (const Error& e) {
+        EXPECT_STREQ(e.what(), "'101' is larger than 100");
+    }
 }
 
 TEST(Errors, NetlinkErrorText) {

@@ -15,6 +15,128 @@ std::string DevicePath(const VolumeInfo& v) {
     return "/dev/" + v.disk_name;
 }
 
+std::string FormatEndpoint(const std::string& address, uint16_t port) {
+    if (address.find(':') != std::string::npos)
+        return "[" + address + "]:" + std::to_string(port);
+    return address + ":" + std::to_string(port);
+}
+
+std::string FormatRate(uint64_t bytes_per_sec) {
+    return FormatSize(bytes_per_sec) + "/s";
+}
+
+std::string FormatPercent(uint64_t done, uint64_t total) {
+    if (total == 0)
+        return "0.0%";
+    // In tenths of a percent, rounded down so that 100.0% means done; long
+    // double keeps 64-bit byte counts exact enough.
+    long double tenths = static_cast<long double>(std::min(done, total)) * 1000 / total;
+    auto t = static_cast<uint64_t>(tenths);
+    return std::to_string(t / 10) + "." + std::to_string(t % 10) + "%";
+}
+
+namespace {
+
+// Adds key: value to j if the kernel sent the value.
+template <typename T>
+void Put(nlohmann::json& j, const char* key, const std::optional<T>& value) {
+    if (value)
+        j[key] = *value;
+}
+
+std::string YesNo(bool b) {
+    return b ? "yes" : "no";
+}
+
+// The peer's node id, "?" if the kernel left it out.
+std::string PeerId(const PeerInfo& p) {
+    return p.node_id ? std::to_string(*p.node_id) : "?";
+}
+
+// A resync is shown while the peer is syncing, or, if the kernel gave no
+// replica state, while it reports one with a size.
+bool ShowsResync(const PeerInfo& p) {
+    if (p.repl_state)
+        return *p.repl_state == CHORUS_REPL_SYNCING;
+    return p.sync_total_bytes.value_or(0) > 0;
+}
+
+bool ShowsVerify(const PeerInfo& p) {
+    return p.verify_running.value_or(false) || p.verify_done_bytes.value_or(0) > 0 ||
+           p.verify_mismatches.value_or(0) > 0;
+}
+
+// "512.00 MiB of 1.00 GiB (50.0%), 10.00 MiB/s".
+std::string ResyncText(const PeerInfo& p) {
+    uint64_t done = p.sync_done_bytes.value_or(0);
+    std::string text = FormatSize(done);
+    if (p.sync_total_bytes)
+        text += " of " + FormatSize(*p.sync_total_bytes) + " (" +
+                FormatPercent(done, *p.sync_total_bytes) + ")";
+    if (p.sync_rate)
+        text += ", " + FormatRate(*p.sync_rate);
+    return text;
+}
+
+// "running, 512.00 MiB compared (50.0%), 0 mismatches".
+std::string VerifyText(const PeerInfo& p, uint64_t volume_bytes) {
+    uint64_t done = p.verify_done_bytes.value_or(0);
+    std::string text = p.verify_running.value_or(false) ? "running" : "done";
+    text += ", " + FormatSize(done) + " compared";
+    if (volume_bytes > 0)
+        text += " (" + FormatPercent(done, volume_bytes) + ")";
+    text += ", " + std::to_string(p.verify_mismatches.value_or(0)) + " mismatches";
+    return text;
+}
+
+// "2:connected/up-to-date", for the volume table.
+std::string PeerSummary(const PeerInfo& p) {
+    std::string text = PeerId(p) + ":" + (p.conn_state ? ConnStateName(*p.conn_state) : "?");
+    if (p.repl_state)
+        text += "/" + ReplStateName(*p.repl_state);
+    if (ShowsResync(p) && p.sync_total_bytes)
+        text += "(" + FormatPercent(p.sync_done_bytes.value_or(0), *p.sync_total_bytes) + ")";
+    return text;
+}
+
+}  // namespace
+
+nlohmann::json PeerToJson(const PeerInfo& p) {
+    nlohmann::json j = nlohmann::json::object();
+    Put(j, "node_id", p.node_id);
+    Put(j, "address", p.address);
+    Put(j, "port", p.port);
+    if (p.transport)
+        j["transport"] = TransportName(*p.transport);
+    Put(j, "nr_conns", p.nr_conns);
+    if (p.conn_state)
+        j["conn_state"] = ConnStateName(*p.conn_state);
+    if (p.repl_state)
+        j["repl_state"] = ReplStateName(*p.repl_state);
+    Put(j, "in_writeset", p.in_writeset);
+    if (p.role)
+        j["role"] = RoleName(*p.role);
+    Put(j, "dirty_bytes", p.dirty_bytes);
+    Put(j, "sync_total_bytes", p.sync_total_bytes);
+    Put(j, "sync_done_bytes", p.sync_done_bytes);
+    if (p.sync_total_bytes && *p.sync_total_bytes > 0) {
+        uint64_t done = std::min(p.sync_done_bytes.value_or(0), *p.sync_total_bytes);
+        j["sync_percent"] =
+            static_cast<double>(done) * 100.0 / static_cast<double>(*p.sync_total_bytes);
+    }
+    Put(j, "sync_rate", p.sync_rate);
+    Put(j, "writes_sent", p.writes_sent);
+    Put(j, "bytes_sent", p.bytes_sent);
+    Put(j, "held", p.held);
+    Put(j, "reconnects", p.reconnects);
+    Put(j, "resynced_bytes", p.resynced_bytes);
+    Put(j, "verify_done_bytes", p.verify_done_bytes);
+    Put(j, "verify_mismatches", p.verify_mismatches);
+    Put(j, "verify_running", p.verify_running);
+    Put(j, "last_error", p.last_error);
+    return j;
+}
+
 nlohmann::json VolumeToJson(const VolumeInfo& v) {
     nlohmann::json j = {
         {"name", v.name},
@@ -28,6 +150,15 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
         {"open_count", v.open_count},
         {"backing", v.backing_path},
     };
+    Put(j, "node_id", v.node_id);
+    if (v.role)
+        j["role"] = RoleName(*v.role);
+    Put(j, "epoch", v.epoch);
+    Put(j, "request_timeout_ms", v.request_timeout_ms);
+    Put(j, "ping_interval_ms", v.ping_interval_ms);
+    Put(j, "ping_timeout_ms", v.ping_timeout_ms);
+    Put(j, "resync_rate", v.resync_rate);
+    Put(j, "auto_degrade", v.auto_degrade);
     if (v.stats) {
         const VolumeStats& s = *v.stats;
         j["stats"] = {
@@ -35,18 +166,32 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
             {"writes", s.writes},     {"write_bytes", s.write_bytes},
             {"flushes", s.flushes},   {"fua_writes", s.fua_writes},
             {"discards", s.discards}, {"write_zeroes", s.write_zeroes},
-            {"errors", s.errors},
+            {"errors", s.errors},     {"stale_epoch", s.stale_epoch},
         };
     }
+    nlohmann::json peers = nlohmann::json::array();
+    for (const auto& p : v.peers)
+        peers.push_back(PeerToJson(p));
+    j["peers"] = peers;
+    if (v.peer)
+        j["peer"] = PeerToJson(*v.peer);
+    Put(j, "reason", v.reason);
     return j;
 }
 
 void PrintVolumeTable(std::ostream& out, const std::vector<VolumeInfo>& volumes) {
     std::vector<std::vector<std::string>> rows = {
-        {"NAME", "DEVICE", "SIZE", "BLOCK", "STATE", "BACKING"}};
-    for (const auto& v : volumes)
+        {"NAME", "DEVICE", "SIZE", "BLOCK", "STATE", "BACKING", "NODE", "ROLE", "EPOCH", "PEERS"}};
+    for (const auto& v : volumes) {
+        std::string peers;
+        for (const auto& p : v.peers)
+            peers += (peers.empty() ? "" : ",") + PeerSummary(p);
         rows.push_back({v.name, DevicePath(v), FormatSize(v.size_bytes),
-                        std::to_string(v.block_size), VolumeStateName(v.state), v.backing_path});
+                        std::to_string(v.block_size), VolumeStateName(v.state), v.backing_path,
+                        v.node_id.value_or(0) != 0 ? std::to_string(*v.node_id) : "-",
+                        v.role ? RoleName(*v.role) : "-", v.epoch ? std::to_string(*v.epoch) : "-",
+                        peers.empty() ? "-" : peers});
+    }
     std::vector<size_t> width(rows[0].size(), 0);
     for (const auto& r : rows)
         for (size_t i = 0; i < r.size(); i++)
@@ -66,6 +211,11 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
     auto line = [&](const char* key, const std::string& value) {
         out << std::left << std::setw(14) << (std::string(key) + ":") << value << '\n';
     };
+    // Sub-entries of a section, indented by indent.
+    auto entry = [&](int indent, const char* key, const std::string& value) {
+        out << std::string(indent, ' ') << std::left << std::setw(18) << (std::string(key) + ":")
+            << value << '\n';
+    };
     line("name", v.name);
     line("device", DevicePath(v));
     line("minor", std::to_string(v.minor));
@@ -75,27 +225,135 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
     line("state", VolumeStateName(v.state));
     line("open count", std::to_string(v.open_count));
     line("backing", v.backing_path);
-    if (!v.stats)
+    if (v.node_id)  // 0: attached without one
+        line("node id", *v.node_id != 0 ? std::to_string(*v.node_id) : "none");
+    if (v.role)
+        line("role", RoleName(*v.role));
+    if (v.epoch)
+        line("epoch", std::to_string(*v.epoch));
+    if (v.request_timeout_ms || v.ping_interval_ms || v.ping_timeout_ms || v.resync_rate ||
+        v.auto_degrade) {
+        out << "tunables:\n";
+        if (v.request_timeout_ms)
+            entry(2, "request timeout", std::to_string(*v.request_timeout_ms) + " ms");
+        if (v.ping_interval_ms)
+            entry(2, "ping interval", std::to_string(*v.ping_interval_ms) + " ms");
+        if (v.ping_timeout_ms)
+            entry(2, "ping timeout", std::to_string(*v.ping_timeout_ms) + " ms");
+        if (v.resync_rate)
+            entry(2, "resync rate",
+                  *v.resync_rate == 0 ? "unlimited"
+                                      : FormatRate(*v.resync_rate) + " (" +
+                                            std::to_string(*v.resync_rate) + " bytes/s)");
+        if (v.auto_degrade)
+            entry(2, "auto degrade", *v.auto_degrade ? "on" : "off");
+    }
+    if (v.stats) {
+        const VolumeStats& s = *v.stats;
+        out << "counters:\n";
+        auto counter = [&](const char* key, uint64_t value) {
+            out << "  " << std::left << std::setw(14) << (std::string(key) + ":") << value << '\n';
+        };
+        counter("reads", s.reads);
+        counter("read bytes", s.read_bytes);
+        counter("writes", s.writes);
+        counter("write bytes", s.write_bytes);
+        counter("flushes", s.flushes);
+        counter("fua writes", s.fua_writes);
+        counter("discards", s.discards);
+        counter("write zeroes", s.write_zeroes);
+        counter("errors", s.errors);
+        counter("stale epoch", s.stale_epoch);
+    }
+    if (v.peers.empty()) {
+        // Only a module with replication says anything about peers.
+        if (v.node_id || v.role)
+            line("peers", "none");
         return;
-    const VolumeStats& s = *v.stats;
-    out << "counters:\n";
-    auto counter = [&](const char* key, uint64_t value) {
-        out << "  " << std::left << std::setw(14) << (std::string(key) + ":") << value << '\n';
-    };
-    counter("reads", s.reads);
-    counter("read bytes", s.read_bytes);
-    counter("writes", s.writes);
-    counter("write bytes", s.write_bytes);
-    counter("flushes", s.flushes);
-    counter("fua writes", s.fua_writes);
-    counter("discards", s.discards);
-    counter("write zeroes", s.write_zeroes);
-    counter("errors", s.errors);
+    }
+    out << "peers:\n";
+    auto bytes = [](uint64_t n) { return FormatSize(n) + " (" + std::to_string(n) + " bytes)"; };
+    for (const auto& p : v.peers) {
+        out << "  node " << PeerId(p) << ":\n";
+        if (p.address)
+            entry(4, "address", p.port ? FormatEndpoint(*p.address, *p.port) : *p.address);
+        if (p.transport || p.nr_conns) {
+            std::string text = p.transport ? TransportName(*p.transport) : "";
+            if (p.nr_conns)
+                text += (text.empty() ? "" : ", ") + std::to_string(*p.nr_conns) +
+                        (*p.nr_conns == 1 ? " connection" : " connections");
+            entry(4, "transport", text);
+        }
+        if (p.conn_state)
+            entry(4, "connection", ConnStateName(*p.conn_state));
+        if (p.repl_state)
+            entry(4, "replica", ReplStateName(*p.repl_state));
+        if (p.in_writeset)
+            entry(4, "in write set", YesNo(*p.in_writeset));
+        if (p.role)
+            entry(4, "peer role", RoleName(*p.role));
+        if (p.held)
+            entry(4, "held writes", std::to_string(*p.held));
+        if (p.dirty_bytes)
+            entry(4, "dirty", bytes(*p.dirty_bytes));
+        if (ShowsResync(p))
+            entry(4, "resync", ResyncText(p));
+        if (p.resynced_bytes)
+            entry(4, "resynced", bytes(*p.resynced_bytes));
+        if (ShowsVerify(p))
+            entry(4, "verify", VerifyText(p, v.size_bytes));
+        if (p.reconnects)
+            entry(4, "reconnects", std::to_string(*p.reconnects));
+        if (p.writes_sent)
+            entry(4, "writes sent", std::to_string(*p.writes_sent));
+        if (p.bytes_sent)
+            entry(4, "bytes sent", bytes(*p.bytes_sent));
+        if (p.last_error)
+            entry(4, "last error", *p.last_error);
+    }
 }
 
 std::string FormatEventLine(const std::string& time, const VolumeInfo& v) {
-    return time + " " + EventName(v.event) + " " + v.name + " " + DevicePath(v) +
-           " size=" + std::to_string(v.size_bytes) + " state=" + VolumeStateName(v.state);
+    std::string text = time + " " + EventName(v.event) + " " + v.name + " " + DevicePath(v) +
+                       " size=" + std::to_string(v.size_bytes) +
+                       " state=" + VolumeStateName(v.state);
+    if (v.event == CHORUS_EVENT_ROLE || v.event == CHORUS_EVENT_STALE_EPOCH) {
+        if (v.role)
+            text += " role=" + RoleName(*v.role);
+        if (v.epoch)
+            text += " epoch=" + std::to_string(*v.epoch);
+    }
+    if (v.peer) {
+        const PeerInfo& p = *v.peer;
+        text += " peer=" + PeerId(p);
+        if (p.conn_state)
+            text += " conn=" + ConnStateName(*p.conn_state);
+        if (p.repl_state)
+            text += " repl=" + ReplStateName(*p.repl_state);
+        if (p.in_writeset)
+            text += " writeset=" + YesNo(*p.in_writeset);
+        if (v.event == CHORUS_EVENT_RESYNC) {
+            if (p.sync_done_bytes)
+                text += " sync_done=" + std::to_string(*p.sync_done_bytes);
+            if (p.sync_total_bytes)
+                text += " sync_total=" + std::to_string(*p.sync_total_bytes) + " sync_percent=" +
+                        FormatPercent(p.sync_done_bytes.value_or(0), *p.sync_total_bytes);
+            if (p.sync_rate)
+                text += " sync_rate=" + std::to_string(*p.sync_rate);
+        }
+        if (v.event == CHORUS_EVENT_VERIFY) {
+            if (p.verify_running)
+                text += " verify=" + std::string(*p.verify_running ? "running" : "done");
+            if (p.verify_done_bytes)
+                text += " verify_done=" + std::to_string(*p.verify_done_bytes);
+            if (p.verify_mismatches)
+                text += " mismatches=" + std::to_string(*p.verify_mismatches);
+        }
+    }
+    // JSON quoting keeps a reason with blanks or quotes on one parseable line.
+    if (v.reason)
+        text += " reason=" + nlohmann::json(*v.reason).dump();
+    return text;
 }
 
 namespace {

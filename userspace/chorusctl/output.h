@@ -17,17 +17,35 @@ namespace chorus {
 std::string DevicePath(const VolumeInfo& v);
 
 // Every attribute, numbers as numbers; "event" and "time" are added for
-// events by the caller.
+// events by the caller. Attributes the kernel did not send are left out,
+// except "peers", which is always an array.
 nlohmann::json VolumeToJson(const VolumeInfo& v);
 
-// NAME DEVICE SIZE BLOCK STATE BACKING, columns aligned.
+// Every attribute of a peer the kernel sent, plus "sync_percent" when a
+// resync has a size.
+nlohmann::json PeerToJson(const PeerInfo& p);
+
+// NAME DEVICE SIZE BLOCK STATE BACKING NODE ROLE EPOCH PEERS, columns
+// aligned; "-" for what the kernel did not send.
 void PrintVolumeTable(std::ostream& out, const std::vector<VolumeInfo>& volumes);
 
-// "key: value" lines with every attribute and counter.
+// "key: value" lines with every attribute and counter, the tunables and
+// one block per peer.
 void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v);
 
-// One line per event: time, event, name, device, size, state.
+// One line per event: time, event, name, device, size, state; then what the
+// event is about: role and epoch, the peer and its states, resync or verify
+// progress, and the reason.
 std::string FormatEventLine(const std::string& time, const VolumeInfo& v);
+
+// "10.0.0.2:7788", "[fd00::2]:7788".
+std::string FormatEndpoint(const std::string& address, uint16_t port);
+
+// Bytes per second: "10.00 MiB/s".
+std::string FormatRate(uint64_t bytes_per_sec);
+
+// done of total as "45.2%" (one decimal, never 100.0% before the end).
+std::string FormatPercent(uint64_t done, uint64_t total);
 
 // Every superblock field, numbers as numbers, plus the byte sizes derived
 // from the sector counts; peers only for slots with a node id.

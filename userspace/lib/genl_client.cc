@@ -212,6 +212,46 @@ std::vector<VolumeInfo> VolumeClient::List() {
     return out;
 }
 
+void VolumeClient::Listen(const ListenRequest& req) {
+    sock_.Request(BuildListen(sock_.family(), req));
+}
+
+void VolumeClient::Unlisten() {
+    sock_.Request(BuildUnlisten(sock_.family()));
+}
+
+void VolumeClient::PeerAdd(const PeerAddRequest& req) {
+    sock_.Request(BuildPeerAdd(sock_.family(), req));
+}
+
+void VolumeClient::PeerDel(std::string_view volume, uint32_t node_id) {
+    sock_.Request(BuildPeerCommand(sock_.family(), CHORUS_CMD_PEER_DEL, volume, node_id));
+}
+
+void VolumeClient::PeerConnect(std::string_view volume, uint32_t node_id) {
+    sock_.Request(BuildPeerCommand(sock_.family(), CHORUS_CMD_PEER_CONNECT, volume, node_id));
+}
+
+void VolumeClient::PeerDisconnect(std::string_view volume, uint32_t node_id) {
+    sock_.Request(BuildPeerCommand(sock_.family(), CHORUS_CMD_PEER_DISCONNECT, volume, node_id));
+}
+
+void VolumeClient::SetRole(const SetRoleRequest& req) {
+    sock_.Request(BuildSetRole(sock_.family(), req));
+}
+
+void VolumeClient::WritesetRemove(std::string_view volume, uint32_t node_id) {
+    sock_.Request(BuildPeerCommand(sock_.family(), CHORUS_CMD_WRITESET_REMOVE, volume, node_id));
+}
+
+void VolumeClient::VerifyStart(std::string_view volume, uint32_t node_id) {
+    sock_.Request(BuildPeerCommand(sock_.family(), CHORUS_CMD_VERIFY_START, volume, node_id));
+}
+
+void VolumeClient::Set(const VolumeSetRequest& req) {
+    sock_.Request(BuildVolumeSet(sock_.family(), req));
+}
+
 EventListener EventListener::Open() {
     GenlSocket sock = GenlSocket::Open();
     int grp = sock.ResolveGroup(CHORUS_GENL_MCGRP_EVENTS);

@@ -53,7 +53,8 @@ private:
     int family_;
 };
 
-// Volume commands of chorus.ko.
+// Volume, peer and listener commands of chorus.ko. Each throws NetlinkError
+// (errno and extack message) when the kernel refuses.
 class VolumeClient {
 public:
     explicit VolumeClient(GenlSocket sock) : sock_(std::move(sock)) {}
@@ -62,6 +63,18 @@ public:
     void Destroy(std::string_view name);
     VolumeInfo Get(std::string_view name);
     std::vector<VolumeInfo> List();
+
+    // Replication (CHORUS_CMD_LISTEN .. CHORUS_CMD_VOLUME_SET).
+    void Listen(const ListenRequest& req);
+    void Unlisten();
+    void PeerAdd(const PeerAddRequest& req);
+    void PeerDel(std::string_view volume, uint32_t node_id);
+    void PeerConnect(std::string_view volume, uint32_t node_id);
+    void PeerDisconnect(std::string_view volume, uint32_t node_id);
+    void SetRole(const SetRoleRequest& req);
+    void WritesetRemove(std::string_view volume, uint32_t node_id);
+    void VerifyStart(std::string_view volume, uint32_t node_id);
+    void Set(const VolumeSetRequest& req);
 
 private:
     GenlSocket sock_;

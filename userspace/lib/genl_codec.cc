@@ -16,11 +16,78 @@ namespace chorus {
 namespace {
 
 constexpr std::array<const char*, CHORUS_A_MAX + 1> kAttrNames = {
-    "CHORUS_A_UNSPEC",     "CHORUS_A_PAD",        "CHORUS_A_VOLUME_NAME", "CHORUS_A_BACKING_PATH",
-    "CHORUS_A_SIZE_BYTES", "CHORUS_A_BLOCK_SIZE", "CHORUS_A_UUID",        "CHORUS_A_MINOR",
-    "CHORUS_A_DISK_NAME",  "CHORUS_A_STATE",      "CHORUS_A_EVENT",       "CHORUS_A_OPEN_COUNT",
+    "CHORUS_A_UNSPEC",
+    "CHORUS_A_PAD",
+    "CHORUS_A_VOLUME_NAME",
+    "CHORUS_A_BACKING_PATH",
+    "CHORUS_A_SIZE_BYTES",
+    "CHORUS_A_BLOCK_SIZE",
+    "CHORUS_A_UUID",
+    "CHORUS_A_MINOR",
+    "CHORUS_A_DISK_NAME",
+    "CHORUS_A_STATE",
+    "CHORUS_A_EVENT",
+    "CHORUS_A_OPEN_COUNT",
     "CHORUS_A_STATS",
+    "CHORUS_A_NODE_ID",
+    "CHORUS_A_ADDRESS",
+    "CHORUS_A_PORT",
+    "CHORUS_A_TRANSPORT",
+    "CHORUS_A_NR_CONNS",
+    "CHORUS_A_ROLE",
+    "CHORUS_A_EPOCH",
+    "CHORUS_A_PEERS",
+    "CHORUS_A_PEER",
+    "CHORUS_A_REQUEST_TIMEOUT_MS",
+    "CHORUS_A_PING_INTERVAL_MS",
+    "CHORUS_A_PING_TIMEOUT_MS",
+    "CHORUS_A_RESYNC_RATE",
+    "CHORUS_A_AUTO_DEGRADE",
+    "CHORUS_A_INITIAL_SYNC",
+    "CHORUS_A_REASON",
 };
+
+constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
+    "CHORUS_PEER_A_UNSPEC",
+    "CHORUS_PEER_A_PAD",
+    "CHORUS_PEER_A_NODE_ID",
+    "CHORUS_PEER_A_ADDRESS",
+    "CHORUS_PEER_A_PORT",
+    "CHORUS_PEER_A_TRANSPORT",
+    "CHORUS_PEER_A_NR_CONNS",
+    "CHORUS_PEER_A_CONN_STATE",
+    "CHORUS_PEER_A_REPL_STATE",
+    "CHORUS_PEER_A_IN_WRITESET",
+    "CHORUS_PEER_A_ROLE",
+    "CHORUS_PEER_A_DIRTY_BYTES",
+    "CHORUS_PEER_A_SYNC_TOTAL_BYTES",
+    "CHORUS_PEER_A_SYNC_DONE_BYTES",
+    "CHORUS_PEER_A_SYNC_RATE",
+    "CHORUS_PEER_A_WRITES_SENT",
+    "CHORUS_PEER_A_BYTES_SENT",
+    "CHORUS_PEER_A_HELD",
+    "CHORUS_PEER_A_RECONNECTS",
+    "CHORUS_PEER_A_RESYNCED_BYTES",
+    "CHORUS_PEER_A_VERIFY_DONE_BYTES",
+    "CHORUS_PEER_A_VERIFY_MISMATCHES",
+    "CHORUS_PEER_A_VERIFY_RUNNING",
+    "CHORUS_PEER_A_LAST_ERROR",
+};
+
+constexpr std::array<const char*, CHORUS_CMD_MAX + 1> kCommandNames = {
+    "UNSPEC",          "VOLUME_CREATE", "VOLUME_DESTROY",  "VOLUME_GET",   "EVENT",
+    "LISTEN",          "UNLISTEN",      "PEER_ADD",        "PEER_DEL",     "PEER_CONNECT",
+    "PEER_DISCONNECT", "SET_ROLE",      "WRITESET_REMOVE", "VERIFY_START", "VOLUME_SET",
+};
+
+// A value of a small enum by name; "unknown(N)" for 0 and for values newer
+// than the names known here (a header grown without this table is no crash).
+template <size_t N>
+std::string EnumName(const std::array<const char*, N>& names, uint32_t value) {
+    if (value != 0 && value < N && names[value] != nullptr)
+        return names[value];
+    return "unknown(" + std::to_string(value) + ")";
+}
 
 NlMsgPtr NewGenlMessage(int family, uint8_t cmd, int flags) {
     NlMsgPtr msg(nlmsg_alloc());
@@ -41,14 +108,21 @@ void PutString(nl_msg* msg, int type, std::string_view value) {
     Check(nla_put_string(msg, type, std::string(value).c_str()), type);
 }
 
+void PutU32(nl_msg* msg, int type, uint32_t value) {
+    Check(nla_put_u32(msg, type, value), type);
+}
+
+void PutU64(nl_msg* msg, int type, uint64_t value) {
+    Check(nla_put_u64(msg, type, value), type);
+}
+
 // One attribute's payload, located inside the message being parsed.
 using Payload = std::span<const uint8_t>;
 
-// Splits an attribute stream into payloads indexed by type. Types above
-// max_type are skipped; a later duplicate wins, as in the kernel's nla_parse.
-template <size_t N>
-void SplitAttributes(Payload stream, std::array<std::optional<Payload>, N>& out,
-                     const char* where) {
+// Calls fn(type, payload) for each attribute of a stream, in order, after
+// checking its header and length.
+template <typename Fn>
+void ForEachAttribute(Payload stream, const char* where, Fn fn) {
     size_t off = 0;
     while (off < stream.size()) {
         if (stream.size() - off < NLA_HDRLEN)
@@ -59,11 +133,21 @@ void SplitAttributes(Payload stream, std::array<std::optional<Payload>, N>& out,
             throw Error(std::string("truncated attribute (type ") +
                         std::to_string(hdr.nla_type & NLA_TYPE_MASK) + ", length " +
                         std::to_string(hdr.nla_len) + ") in " + where);
-        size_t type = hdr.nla_type & NLA_TYPE_MASK;
-        if (type < N)
-            out[type] = stream.subspan(off + NLA_HDRLEN, hdr.nla_len - NLA_HDRLEN);
+        fn(static_cast<size_t>(hdr.nla_type & NLA_TYPE_MASK),
+           stream.subspan(off + NLA_HDRLEN, hdr.nla_len - NLA_HDRLEN));
         off += NLA_ALIGN(hdr.nla_len);
     }
+}
+
+// Splits an attribute stream into payloads indexed by type. Types above
+// max_type are skipped; a later duplicate wins, as in the kernel's nla_parse.
+template <size_t N>
+void SplitAttributes(Payload stream, std::array<std::optional<Payload>, N>& out,
+                     const char* where) {
+    ForEachAttribute(stream, where, [&](size_t type, Payload p) {
+        if (type < N)
+            out[type] = p;
+    });
 }
 
 template <typename T>
@@ -87,6 +171,79 @@ std::string GetString(const std::optional<Payload>& p, const std::string& name, 
     return s;
 }
 
+// A string attribute that may be empty and is cut at its first NUL; for
+// free text (reasons, errors) whose length the ABI does not bound.
+std::string GetText(const std::optional<Payload>& p, const std::string& name) {
+    if (p->empty() || p->back() != 0)
+        throw Error(name + " is not a NUL-terminated string");
+    return std::string(reinterpret_cast<const char*>(p->data()));
+}
+
+// Sets field from an optional attribute of type T (u8 into a bool).
+template <typename T, typename F>
+void GetOptional(const std::optional<Payload>& p, const std::string& name,
+                 std::optional<F>& field) {
+    if (p)
+        field = static_cast<F>(GetScalar<T>(p, name));
+}
+
+PeerInfo ParsePeer(Payload nest) {
+    std::array<std::optional<Payload>, CHORUS_PEER_A_MAX + 1> a;
+    SplitAttributes(nest, a, "CHORUS_A_PEER");
+    PeerInfo peer;
+    auto u32 = [&](int type, std::optional<uint32_t>& field) {
+        GetOptional<uint32_t>(a[type], PeerAttrName(type), field);
+    };
+    auto u64 = [&](int type, std::optional<uint64_t>& field) {
+        GetOptional<uint64_t>(a[type], PeerAttrName(type), field);
+    };
+    auto flag = [&](int type, std::optional<bool>& field) {
+        GetOptional<uint8_t>(a[type], PeerAttrName(type), field);
+    };
+    u32(CHORUS_PEER_A_NODE_ID, peer.node_id);
+    if (a[CHORUS_PEER_A_ADDRESS])
+        peer.address = GetString(a[CHORUS_PEER_A_ADDRESS], PeerAttrName(CHORUS_PEER_A_ADDRESS),
+                                 CHORUS_ADDRESS_MAX);
+    GetOptional<uint16_t>(a[CHORUS_PEER_A_PORT], PeerAttrName(CHORUS_PEER_A_PORT), peer.port);
+    u32(CHORUS_PEER_A_TRANSPORT, peer.transport);
+    u32(CHORUS_PEER_A_NR_CONNS, peer.nr_conns);
+    u32(CHORUS_PEER_A_CONN_STATE, peer.conn_state);
+    u32(CHORUS_PEER_A_REPL_STATE, peer.repl_state);
+    flag(CHORUS_PEER_A_IN_WRITESET, peer.in_writeset);
+    u32(CHORUS_PEER_A_ROLE, peer.role);
+    u64(CHORUS_PEER_A_DIRTY_BYTES, peer.dirty_bytes);
+    u64(CHORUS_PEER_A_SYNC_TOTAL_BYTES, peer.sync_total_bytes);
+    u64(CHORUS_PEER_A_SYNC_DONE_BYTES, peer.sync_done_bytes);
+    u64(CHORUS_PEER_A_SYNC_RATE, peer.sync_rate);
+    u64(CHORUS_PEER_A_WRITES_SENT, peer.writes_sent);
+    u64(CHORUS_PEER_A_BYTES_SENT, peer.bytes_sent);
+    u32(CHORUS_PEER_A_HELD, peer.held);
+    u64(CHORUS_PEER_A_RECONNECTS, peer.reconnects);
+    u64(CHORUS_PEER_A_RESYNCED_BYTES, peer.resynced_bytes);
+    u64(CHORUS_PEER_A_VERIFY_DONE_BYTES, peer.verify_done_bytes);
+    u64(CHORUS_PEER_A_VERIFY_MISMATCHES, peer.verify_mismatches);
+    flag(CHORUS_PEER_A_VERIFY_RUNNING, peer.verify_running);
+    if (a[CHORUS_PEER_A_LAST_ERROR]) {
+        std::string text =
+            GetText(a[CHORUS_PEER_A_LAST_ERROR], PeerAttrName(CHORUS_PEER_A_LAST_ERROR));
+        if (!text.empty())
+            peer.last_error = text;
+    }
+    return peer;
+}
+
+// CHORUS_A_PEERS holds one CHORUS_A_PEER per peer. Any non-empty entry is
+// taken as a peer whatever its type, so that a list numbered by index parses
+// too; empty ones (padding) are skipped.
+std::vector<PeerInfo> ParsePeers(Payload nest) {
+    std::vector<PeerInfo> peers;
+    ForEachAttribute(nest, "CHORUS_A_PEERS", [&](size_t, Payload entry) {
+        if (!entry.empty())
+            peers.push_back(ParsePeer(entry));
+    });
+    return peers;
+}
+
 VolumeStats ParseStats(Payload nest) {
     std::array<std::optional<Payload>, CHORUS_STAT_MAX + 1> a;
     SplitAttributes(nest, a, "CHORUS_A_STATS");
@@ -104,6 +261,7 @@ VolumeStats ParseStats(Payload nest) {
     get(CHORUS_STAT_DISCARDS, s.discards);
     get(CHORUS_STAT_WRITE_ZEROES, s.write_zeroes);
     get(CHORUS_STAT_ERRORS, s.errors);
+    get(CHORUS_STAT_STALE_EPOCH, s.stale_epoch);
     return s;
 }
 
@@ -121,7 +279,7 @@ Payload CheckNetlinkHeader(std::span<const uint8_t> msg, nlmsghdr& hdr) {
 }  // namespace
 
 std::string AttrName(int type) {
-    if (type >= 0 && static_cast<size_t>(type) < kAttrNames.size())
+    if (type >= 0 && static_cast<size_t>(type) < kAttrNames.size() && kAttrNames[type] != nullptr)
         return kAttrNames[type];
     return "attribute " + std::to_string(type);
 }
@@ -138,16 +296,54 @@ std::string VolumeStateName(uint32_t state) {
 }
 
 std::string EventName(uint32_t event) {
-    switch (event) {
-        case CHORUS_EVENT_VOLUME_CREATED:
-            return "created";
-        case CHORUS_EVENT_VOLUME_DESTROYED:
-            return "destroyed";
-        case CHORUS_EVENT_VOLUME_STATE:
-            return "state";
-        default:
-            return "unknown(" + std::to_string(event) + ")";
-    }
+    static constexpr std::array<const char*, __CHORUS_EVENT_MAX> kNames = {
+        "unspec",   "created", "destroyed", "state",       "role",       "peer-state",
+        "writeset", "resync",  "verify",    "stale-epoch", "peer-added", "peer-removed",
+    };
+    return EnumName(kNames, event);
+}
+
+std::string RoleName(uint32_t role) {
+    static constexpr std::array<const char*, __CHORUS_ROLE_MAX> kNames = {"unspec", "owner",
+                                                                          "replica"};
+    return EnumName(kNames, role);
+}
+
+std::string TransportName(uint32_t transport) {
+    static constexpr std::array<const char*, __CHORUS_TRANSPORT_MAX> kNames = {"unspec", "tcp",
+                                                                               "rdma"};
+    return EnumName(kNames, transport);
+}
+
+std::string ConnStateName(uint32_t state) {
+    static constexpr std::array<const char*, __CHORUS_CONN_MAX> kNames = {
+        "unspec", "disconnected", "connecting", "connected", "unreachable"};
+    return EnumName(kNames, state);
+}
+
+std::string ReplStateName(uint32_t state) {
+    static constexpr std::array<const char*, __CHORUS_REPL_MAX> kNames = {"unspec", "up-to-date",
+                                                                          "out-of-date", "syncing"};
+    return EnumName(kNames, state);
+}
+
+std::string InitialSyncName(uint32_t initial_sync) {
+    static constexpr std::array<const char*, __CHORUS_INITIAL_SYNC_MAX> kNames = {"unspec", "full",
+                                                                                  "none"};
+    return EnumName(kNames, initial_sync);
+}
+
+std::string PeerAttrName(int type) {
+    if (type >= 0 && static_cast<size_t>(type) < kPeerAttrNames.size() &&
+        kPeerAttrNames[type] != nullptr)
+        return kPeerAttrNames[type];
+    return "peer attribute " + std::to_string(type);
+}
+
+std::string CommandName(int cmd) {
+    if (cmd > 0 && static_cast<size_t>(cmd) < kCommandNames.size() && kCommandNames[cmd] != nullptr)
+        return kCommandNames[cmd];
+    return "command " + std::to_string(cmd);
 }
 
 NlMsgPtr BuildVolumeCreate(int family, const VolumeCreateRequest& req) {
@@ -160,6 +356,8 @@ NlMsgPtr BuildVolumeCreate(int family, const VolumeCreateRequest& req) {
         Check(nla_put_u32(msg.get(), CHORUS_A_BLOCK_SIZE, *req.block_size), CHORUS_A_BLOCK_SIZE);
     if (req.uuid)
         Check(nla_put(msg.get(), CHORUS_A_UUID, CHORUS_UUID_LEN, req.uuid->data()), CHORUS_A_UUID);
+    if (req.node_id)
+        PutU32(msg.get(), CHORUS_A_NODE_ID, *req.node_id);
     return msg;
 }
 
@@ -177,6 +375,74 @@ NlMsgPtr BuildVolumeGet(int family, std::string_view name) {
 
 NlMsgPtr BuildVolumeDump(int family) {
     return NewGenlMessage(family, CHORUS_CMD_VOLUME_GET, NLM_F_DUMP);
+}
+
+NlMsgPtr BuildListen(int family, const ListenRequest& req) {
+    NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_LISTEN, 0);
+    PutString(msg.get(), CHORUS_A_ADDRESS, req.address);
+    Check(nla_put_u16(msg.get(), CHORUS_A_PORT, req.port), CHORUS_A_PORT);
+    return msg;
+}
+
+NlMsgPtr BuildUnlisten(int family) {
+    return NewGenlMessage(family, CHORUS_CMD_UNLISTEN, 0);
+}
+
+NlMsgPtr BuildPeerAdd(int family, const PeerAddRequest& req) {
+    NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_PEER_ADD, 0);
+    PutString(msg.get(), CHORUS_A_VOLUME_NAME, req.volume);
+    PutU32(msg.get(), CHORUS_A_NODE_ID, req.node_id);
+    PutString(msg.get(), CHORUS_A_ADDRESS, req.address);
+    Check(nla_put_u16(msg.get(), CHORUS_A_PORT, req.port), CHORUS_A_PORT);
+    PutU32(msg.get(), CHORUS_A_TRANSPORT, req.transport);
+    if (req.nr_conns)
+        PutU32(msg.get(), CHORUS_A_NR_CONNS, *req.nr_conns);
+    if (req.initial_sync)
+        PutU32(msg.get(), CHORUS_A_INITIAL_SYNC, *req.initial_sync);
+    return msg;
+}
+
+NlMsgPtr BuildPeerCommand(int family, uint8_t cmd, std::string_view volume, uint32_t node_id) {
+    switch (cmd) {
+        case CHORUS_CMD_PEER_DEL:
+        case CHORUS_CMD_PEER_CONNECT:
+        case CHORUS_CMD_PEER_DISCONNECT:
+        case CHORUS_CMD_WRITESET_REMOVE:
+        case CHORUS_CMD_VERIFY_START:
+            break;
+        default:
+            throw Error("command " + CommandName(cmd) + " is not a peer command", EINVAL);
+    }
+    NlMsgPtr msg = NewGenlMessage(family, cmd, 0);
+    PutString(msg.get(), CHORUS_A_VOLUME_NAME, volume);
+    PutU32(msg.get(), CHORUS_A_NODE_ID, node_id);
+    return msg;
+}
+
+NlMsgPtr BuildSetRole(int family, const SetRoleRequest& req) {
+    NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_SET_ROLE, 0);
+    PutString(msg.get(), CHORUS_A_VOLUME_NAME, req.volume);
+    PutU32(msg.get(), CHORUS_A_ROLE, req.role);
+    if (req.epoch)
+        PutU64(msg.get(), CHORUS_A_EPOCH, *req.epoch);
+    return msg;
+}
+
+NlMsgPtr BuildVolumeSet(int family, const VolumeSetRequest& req) {
+    NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_VOLUME_SET, 0);
+    PutString(msg.get(), CHORUS_A_VOLUME_NAME, req.volume);
+    if (req.request_timeout_ms)
+        PutU32(msg.get(), CHORUS_A_REQUEST_TIMEOUT_MS, *req.request_timeout_ms);
+    if (req.ping_interval_ms)
+        PutU32(msg.get(), CHORUS_A_PING_INTERVAL_MS, *req.ping_interval_ms);
+    if (req.ping_timeout_ms)
+        PutU32(msg.get(), CHORUS_A_PING_TIMEOUT_MS, *req.ping_timeout_ms);
+    if (req.resync_rate)
+        PutU64(msg.get(), CHORUS_A_RESYNC_RATE, *req.resync_rate);
+    if (req.auto_degrade)
+        Check(nla_put_u8(msg.get(), CHORUS_A_AUTO_DEGRADE, *req.auto_degrade ? 1 : 0),
+              CHORUS_A_AUTO_DEGRADE);
+    return msg;
 }
 
 VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
@@ -230,6 +496,28 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
         v.stats = ParseStats(*a[CHORUS_A_STATS]);
     if (a[CHORUS_A_EVENT])
         v.event = GetScalar<uint32_t>(a[CHORUS_A_EVENT], AttrName(CHORUS_A_EVENT));
+
+    // Replication: all optional, so that an older module still parses.
+    auto u32 = [&](int type, std::optional<uint32_t>& field) {
+        GetOptional<uint32_t>(a[type], AttrName(type), field);
+    };
+    u32(CHORUS_A_NODE_ID, v.node_id);
+    u32(CHORUS_A_ROLE, v.role);
+    GetOptional<uint64_t>(a[CHORUS_A_EPOCH], AttrName(CHORUS_A_EPOCH), v.epoch);
+    u32(CHORUS_A_REQUEST_TIMEOUT_MS, v.request_timeout_ms);
+    u32(CHORUS_A_PING_INTERVAL_MS, v.ping_interval_ms);
+    u32(CHORUS_A_PING_TIMEOUT_MS, v.ping_timeout_ms);
+    GetOptional<uint64_t>(a[CHORUS_A_RESYNC_RATE], AttrName(CHORUS_A_RESYNC_RATE), v.resync_rate);
+    GetOptional<uint8_t>(a[CHORUS_A_AUTO_DEGRADE], AttrName(CHORUS_A_AUTO_DEGRADE), v.auto_degrade);
+    if (a[CHORUS_A_PEERS])
+        v.peers = ParsePeers(*a[CHORUS_A_PEERS]);
+    if (a[CHORUS_A_PEER])
+        v.peer = ParsePeer(*a[CHORUS_A_PEER]);
+    if (a[CHORUS_A_REASON]) {
+        std::string text = GetText(a[CHORUS_A_REASON], AttrName(CHORUS_A_REASON));
+        if (!text.empty())
+            v.reason = text;
+    }
     return v;
 }
 

@@ -9,7 +9,9 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include <linux/chorus.h>
 #include <netlink/msg.h>
 
 #include "lib/uuid.h"
@@ -34,6 +36,36 @@ struct VolumeStats {
     uint64_t discards = 0;
     uint64_t write_zeroes = 0;
     uint64_t errors = 0;
+    uint64_t stale_epoch = 0;
+};
+
+// One peer of a volume (CHORUS_A_PEER, enum chorus_peer_attr), as the kernel
+// reports it in a volume's CHORUS_A_PEERS or in a peer event. Every field is
+// optional: an older module, or an event about a peer being torn down, may
+// leave any of them out.
+struct PeerInfo {
+    std::optional<uint32_t> node_id;
+    std::optional<std::string> address;
+    std::optional<uint16_t> port;
+    std::optional<uint32_t> transport;  // enum chorus_transport
+    std::optional<uint32_t> nr_conns;
+    std::optional<uint32_t> conn_state;  // enum chorus_conn_state
+    std::optional<uint32_t> repl_state;  // enum chorus_repl_state
+    std::optional<bool> in_writeset;
+    std::optional<uint32_t> role;  // enum chorus_role, from the peer's handshake
+    std::optional<uint64_t> dirty_bytes;
+    std::optional<uint64_t> sync_total_bytes;
+    std::optional<uint64_t> sync_done_bytes;
+    std::optional<uint64_t> sync_rate;  // bytes per second
+    std::optional<uint64_t> writes_sent;
+    std::optional<uint64_t> bytes_sent;
+    std::optional<uint32_t> held;  // writes waiting for this peer
+    std::optional<uint64_t> reconnects;
+    std::optional<uint64_t> resynced_bytes;
+    std::optional<uint64_t> verify_done_bytes;
+    std::optional<uint64_t> verify_mismatches;
+    std::optional<bool> verify_running;
+    std::optional<std::string> last_error;
 };
 
 // A volume as the kernel describes it in a VOLUME_GET/CREATE reply or an
@@ -50,6 +82,21 @@ struct VolumeInfo {
     uint32_t open_count = 0;
     std::optional<VolumeStats> stats;
     uint32_t event = 0;  // enum chorus_event, CHORUS_CMD_EVENT only
+
+    // Replication; absent when the module predates it.
+    std::optional<uint32_t> node_id;
+    std::optional<uint32_t> role;   // enum chorus_role
+    std::optional<uint64_t> epoch;  // the highest epoch accepted
+    std::optional<uint32_t> request_timeout_ms;
+    std::optional<uint32_t> ping_interval_ms;
+    std::optional<uint32_t> ping_timeout_ms;
+    std::optional<uint64_t> resync_rate;  // bytes per second, 0 for no limit
+    std::optional<bool> auto_degrade;
+    std::vector<PeerInfo> peers;  // CHORUS_A_PEERS, in the kernel's order
+
+    // Peer events only: the peer concerned and why.
+    std::optional<PeerInfo> peer;
+    std::optional<std::string> reason;
 };
 
 struct VolumeCreateRequest {
@@ -58,6 +105,46 @@ struct VolumeCreateRequest {
     std::optional<uint64_t> size_bytes;  // default: the backing device's size
     std::optional<uint32_t> block_size;  // default: the backing device's block size
     std::optional<Uuid> uuid;            // default: random, chosen by the kernel
+    std::optional<uint32_t> node_id;     // default: the one in the metadata
+};
+
+// CHORUS_CMD_LISTEN.
+struct ListenRequest {
+    std::string address;  // IPv4 or IPv6 literal
+    uint16_t port = CHORUS_DEFAULT_PORT;
+};
+
+// CHORUS_CMD_PEER_ADD.
+struct PeerAddRequest {
+    std::string volume;
+    uint32_t node_id = 0;
+    std::string address;
+    uint16_t port = CHORUS_DEFAULT_PORT;
+    uint32_t transport = CHORUS_TRANSPORT_TCP;  // enum chorus_transport
+    std::optional<uint32_t> nr_conns;           // default: the kernel's (2)
+    std::optional<uint32_t> initial_sync;       // enum chorus_initial_sync; default: full
+};
+
+// CHORUS_CMD_SET_ROLE.
+struct SetRoleRequest {
+    std::string volume;
+    uint32_t role = 0;              // enum chorus_role
+    std::optional<uint64_t> epoch;  // an owner needs one
+};
+
+// CHORUS_CMD_VOLUME_SET: only what is given is sent.
+struct VolumeSetRequest {
+    std::string volume;
+    std::optional<uint32_t> request_timeout_ms;
+    std::optional<uint32_t> ping_interval_ms;
+    std::optional<uint32_t> ping_timeout_ms;
+    std::optional<uint64_t> resync_rate;
+    std::optional<bool> auto_degrade;
+
+    bool empty() const {
+        return !request_timeout_ms && !ping_interval_ms && !ping_timeout_ms && !resync_rate &&
+               !auto_degrade;
+    }
 };
 
 // Request builders. family is the resolved generic netlink family id. The
@@ -66,6 +153,15 @@ NlMsgPtr BuildVolumeCreate(int family, const VolumeCreateRequest& req);
 NlMsgPtr BuildVolumeDestroy(int family, std::string_view name);
 NlMsgPtr BuildVolumeGet(int family, std::string_view name);
 NlMsgPtr BuildVolumeDump(int family);
+NlMsgPtr BuildListen(int family, const ListenRequest& req);
+NlMsgPtr BuildUnlisten(int family);
+NlMsgPtr BuildPeerAdd(int family, const PeerAddRequest& req);
+// CHORUS_CMD_PEER_DEL, _PEER_CONNECT, _PEER_DISCONNECT, _WRITESET_REMOVE and
+// _VERIFY_START: a volume name and a peer's node id. Throws chorus::Error
+// for any other command.
+NlMsgPtr BuildPeerCommand(int family, uint8_t cmd, std::string_view volume, uint32_t node_id);
+NlMsgPtr BuildSetRole(int family, const SetRoleRequest& req);
+NlMsgPtr BuildVolumeSet(int family, const VolumeSetRequest& req);
 
 // Parses one netlink message (starting with its nlmsghdr) carrying a volume:
 // a CREATE/GET reply or an EVENT. Validates the message and attribute
@@ -88,8 +184,24 @@ NetlinkAck ParseAckMessage(std::span<const uint8_t> msg);
 std::string AttrName(int type);
 // "online", "failed", "unknown(N)".
 std::string VolumeStateName(uint32_t state);
-// "created", "destroyed", "state", "unknown(N)".
+// "created", "destroyed", "state", "role", "peer-state", "writeset",
+// "resync", "verify", "stale-epoch", "peer-added", "peer-removed",
+// "unknown(N)".
 std::string EventName(uint32_t event);
+// "owner", "replica", "unknown(N)".
+std::string RoleName(uint32_t role);
+// "tcp", "rdma", "unknown(N)".
+std::string TransportName(uint32_t transport);
+// "disconnected", "connecting", "connected", "unreachable", "unknown(N)".
+std::string ConnStateName(uint32_t state);
+// "up-to-date", "out-of-date", "syncing", "unknown(N)".
+std::string ReplStateName(uint32_t state);
+// "full", "none", "unknown(N)".
+std::string InitialSyncName(uint32_t initial_sync);
+// "CHORUS_PEER_A_NODE_ID"; "peer attribute N" if unknown.
+std::string PeerAttrName(int type);
+// The CHORUS_CMD_* name of a command for messages: "PEER_ADD"; "command N".
+std::string CommandName(int cmd);
 
 }  // namespace chorus
 

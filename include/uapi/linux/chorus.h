@@ -22,16 +22,25 @@
 #define CHORUS_BACKING_PATH_MAX		256
 #define CHORUS_UUID_LEN			16
 #define CHORUS_DISK_NAME_MAX		32	/* "chorusN", the kernel's DISK_NAME_LEN */
+#define CHORUS_ADDRESS_MAX		48	/* an IPv4 or IPv6 literal */
+#define CHORUS_REASON_MAX		128
+#define CHORUS_NODE_ID_MAX		32	/* node ids are 1..32 */
+#define CHORUS_MAX_PEERS		4	/* peers per volume */
+#define CHORUS_MAX_CONNS		8	/* connections per peer */
+#define CHORUS_DEFAULT_PORT		7788
 
 /**
  * enum chorus_cmd - generic netlink commands of the "chorus" family
  * @CHORUS_CMD_UNSPEC: unused
- * @CHORUS_CMD_VOLUME_CREATE: create a volume on a backing block device.
- *	Requires %CHORUS_A_VOLUME_NAME and %CHORUS_A_BACKING_PATH; optional
- *	%CHORUS_A_SIZE_BYTES (default: the backing device's size),
- *	%CHORUS_A_BLOCK_SIZE (default: the backing device's logical block
- *	size) and %CHORUS_A_UUID (default: random). Replies with the volume
- *	as %CHORUS_CMD_VOLUME_GET does. Needs CAP_NET_ADMIN.
+ * @CHORUS_CMD_VOLUME_CREATE: attach a volume from a backing block device
+ *	formatted by "chorusctl volume format". Requires
+ *	%CHORUS_A_VOLUME_NAME and %CHORUS_A_BACKING_PATH; the optional
+ *	%CHORUS_A_SIZE_BYTES, %CHORUS_A_BLOCK_SIZE and %CHORUS_A_UUID state
+ *	what the caller expects of the metadata, and %CHORUS_A_NODE_ID
+ *	records this node's id in it (or must match the one recorded).
+ *	The volume starts as owner at the highest epoch it accepted.
+ *	Replies with the volume as %CHORUS_CMD_VOLUME_GET does.
+ *	Needs CAP_NET_ADMIN.
  * @CHORUS_CMD_VOLUME_DESTROY: destroy the volume named by
  *	%CHORUS_A_VOLUME_NAME; fails with -EBUSY while it is open.
  *	Needs CAP_NET_ADMIN.
@@ -39,7 +48,30 @@
  *	dumpit: every volume. Open to every user.
  * @CHORUS_CMD_EVENT: multicast on the "events" group only: a volume was
  *	created, destroyed or changed state. Carries %CHORUS_A_EVENT and
- *	the volume's attributes as %CHORUS_CMD_VOLUME_GET does.
+ *	the volume's attributes as %CHORUS_CMD_VOLUME_GET does; peer events
+ *	add %CHORUS_A_PEER (the peer concerned) and %CHORUS_A_REASON.
+ * @CHORUS_CMD_LISTEN: accept replication connections on %CHORUS_A_ADDRESS
+ *	and %CHORUS_A_PORT (default %CHORUS_DEFAULT_PORT); one listener per
+ *	node, shared by every volume. Needs CAP_NET_ADMIN.
+ * @CHORUS_CMD_UNLISTEN: stop the listener; established connections stay.
+ * @CHORUS_CMD_PEER_ADD: declare peer %CHORUS_A_NODE_ID of volume
+ *	%CHORUS_A_VOLUME_NAME at %CHORUS_A_ADDRESS, %CHORUS_A_PORT, with
+ *	%CHORUS_A_TRANSPORT and %CHORUS_A_NR_CONNS connections;
+ *	%CHORUS_A_INITIAL_SYNC says what a peer new to this volume needs.
+ * @CHORUS_CMD_PEER_DEL: forget a peer; refused while it holds I/O.
+ * @CHORUS_CMD_PEER_CONNECT: start connecting to a peer (the node with the
+ *	lower id dials, the other accepts), retrying with back-off.
+ * @CHORUS_CMD_PEER_DISCONNECT: close the peer's connections and stop.
+ * @CHORUS_CMD_SET_ROLE: make this node %CHORUS_A_ROLE of the volume;
+ *	an owner needs %CHORUS_A_EPOCH, at least the highest one accepted.
+ * @CHORUS_CMD_WRITESET_REMOVE: take peer %CHORUS_A_NODE_ID out of the
+ *	write set: it is marked out of date and held I/O completes.
+ * @CHORUS_CMD_VERIFY_START: compare this replica with peer
+ *	%CHORUS_A_NODE_ID region by region.
+ * @CHORUS_CMD_VOLUME_SET: change a volume's tunables:
+ *	%CHORUS_A_REQUEST_TIMEOUT_MS, %CHORUS_A_PING_INTERVAL_MS,
+ *	%CHORUS_A_PING_TIMEOUT_MS, %CHORUS_A_RESYNC_RATE,
+ *	%CHORUS_A_AUTO_DEGRADE.
  * @__CHORUS_CMD_MAX: internal
  * @CHORUS_CMD_MAX: highest command number
  */
@@ -49,6 +81,16 @@ enum chorus_cmd {
 	CHORUS_CMD_VOLUME_DESTROY,
 	CHORUS_CMD_VOLUME_GET,
 	CHORUS_CMD_EVENT,
+	CHORUS_CMD_LISTEN,
+	CHORUS_CMD_UNLISTEN,
+	CHORUS_CMD_PEER_ADD,
+	CHORUS_CMD_PEER_DEL,
+	CHORUS_CMD_PEER_CONNECT,
+	CHORUS_CMD_PEER_DISCONNECT,
+	CHORUS_CMD_SET_ROLE,
+	CHORUS_CMD_WRITESET_REMOVE,
+	CHORUS_CMD_VERIFY_START,
+	CHORUS_CMD_VOLUME_SET,
 
 	__CHORUS_CMD_MAX,
 	CHORUS_CMD_MAX = __CHORUS_CMD_MAX - 1
@@ -72,6 +114,29 @@ enum chorus_cmd {
  * @CHORUS_A_EVENT: u32, &enum chorus_event (events only)
  * @CHORUS_A_OPEN_COUNT: u32, how many times the block device is open
  * @CHORUS_A_STATS: nested, &enum chorus_stat_attr
+ * @CHORUS_A_NODE_ID: u32, 1..%CHORUS_NODE_ID_MAX: this node's id in the
+ *	volume (create, get) or a peer's (peer commands)
+ * @CHORUS_A_ADDRESS: string, an IPv4 or IPv6 address literal
+ * @CHORUS_A_PORT: u16, TCP port (host byte order)
+ * @CHORUS_A_TRANSPORT: u32, &enum chorus_transport
+ * @CHORUS_A_NR_CONNS: u32, connections per peer, 1..%CHORUS_MAX_CONNS
+ *	(default 2)
+ * @CHORUS_A_ROLE: u32, &enum chorus_role
+ * @CHORUS_A_EPOCH: u64, the owner's epoch (set role); the highest epoch
+ *	accepted (get)
+ * @CHORUS_A_PEERS: nested list of %CHORUS_A_PEER
+ * @CHORUS_A_PEER: nested, &enum chorus_peer_attr
+ * @CHORUS_A_REQUEST_TIMEOUT_MS: u32, how long a peer may take to ack a
+ *	write before it is declared unreachable (default 10000)
+ * @CHORUS_A_PING_INTERVAL_MS: u32, heartbeat period (default 1000)
+ * @CHORUS_A_PING_TIMEOUT_MS: u32, silence after which a peer is
+ *	unreachable (default 5000)
+ * @CHORUS_A_RESYNC_RATE: u64, resync limit in bytes per second, 0 for
+ *	none (default 100 MiB/s)
+ * @CHORUS_A_AUTO_DEGRADE: u8, 1: the kernel takes an unreachable peer out
+ *	of the write set by itself (no fencing; standalone use only)
+ * @CHORUS_A_INITIAL_SYNC: u32, &enum chorus_initial_sync
+ * @CHORUS_A_REASON: string, why a peer event happened
  * @__CHORUS_A_MAX: internal
  * @CHORUS_A_MAX: highest attribute number
  */
@@ -89,6 +154,22 @@ enum chorus_attr {
 	CHORUS_A_EVENT,
 	CHORUS_A_OPEN_COUNT,
 	CHORUS_A_STATS,
+	CHORUS_A_NODE_ID,
+	CHORUS_A_ADDRESS,
+	CHORUS_A_PORT,
+	CHORUS_A_TRANSPORT,
+	CHORUS_A_NR_CONNS,
+	CHORUS_A_ROLE,
+	CHORUS_A_EPOCH,
+	CHORUS_A_PEERS,
+	CHORUS_A_PEER,
+	CHORUS_A_REQUEST_TIMEOUT_MS,
+	CHORUS_A_PING_INTERVAL_MS,
+	CHORUS_A_PING_TIMEOUT_MS,
+	CHORUS_A_RESYNC_RATE,
+	CHORUS_A_AUTO_DEGRADE,
+	CHORUS_A_INITIAL_SYNC,
+	CHORUS_A_REASON,
 
 	__CHORUS_A_MAX,
 	CHORUS_A_MAX = __CHORUS_A_MAX - 1
@@ -109,6 +190,8 @@ enum chorus_attr {
  * @CHORUS_STAT_DISCARDS: completed discard requests
  * @CHORUS_STAT_WRITE_ZEROES: completed write-zeroes requests
  * @CHORUS_STAT_ERRORS: requests completed with an error
+ * @CHORUS_STAT_STALE_EPOCH: replication messages refused for an epoch
+ *	older than the highest accepted
  * @__CHORUS_STAT_MAX: internal
  * @CHORUS_STAT_MAX: highest counter number
  */
@@ -124,6 +207,7 @@ enum chorus_stat_attr {
 	CHORUS_STAT_DISCARDS,
 	CHORUS_STAT_WRITE_ZEROES,
 	CHORUS_STAT_ERRORS,
+	CHORUS_STAT_STALE_EPOCH,
 
 	__CHORUS_STAT_MAX,
 	CHORUS_STAT_MAX = __CHORUS_STAT_MAX - 1
@@ -151,6 +235,15 @@ enum chorus_volume_state {
  * @CHORUS_EVENT_VOLUME_CREATED: a volume was created
  * @CHORUS_EVENT_VOLUME_DESTROYED: a volume was destroyed
  * @CHORUS_EVENT_VOLUME_STATE: a volume's %CHORUS_A_STATE changed
+ * @CHORUS_EVENT_ROLE: the volume's role or epoch changed
+ * @CHORUS_EVENT_PEER_STATE: a peer's connection state changed (%CHORUS_A_PEER,
+ *	%CHORUS_A_REASON)
+ * @CHORUS_EVENT_WRITESET: a peer joined or left the write set
+ * @CHORUS_EVENT_RESYNC: a resync started, progressed (every 5 s) or ended
+ * @CHORUS_EVENT_VERIFY: a verify found a mismatch or ended
+ * @CHORUS_EVENT_STALE_EPOCH: a message with an old epoch was refused
+ * @CHORUS_EVENT_PEER_ADDED: a peer was declared
+ * @CHORUS_EVENT_PEER_REMOVED: a peer was forgotten
  * @__CHORUS_EVENT_MAX: internal
  */
 enum chorus_event {
@@ -158,8 +251,160 @@ enum chorus_event {
 	CHORUS_EVENT_VOLUME_CREATED,
 	CHORUS_EVENT_VOLUME_DESTROYED,
 	CHORUS_EVENT_VOLUME_STATE,
+	CHORUS_EVENT_ROLE,
+	CHORUS_EVENT_PEER_STATE,
+	CHORUS_EVENT_WRITESET,
+	CHORUS_EVENT_RESYNC,
+	CHORUS_EVENT_VERIFY,
+	CHORUS_EVENT_STALE_EPOCH,
+	CHORUS_EVENT_PEER_ADDED,
+	CHORUS_EVENT_PEER_REMOVED,
 
 	__CHORUS_EVENT_MAX,
+};
+
+/**
+ * enum chorus_peer_attr - one peer, nested in %CHORUS_A_PEER
+ * @CHORUS_PEER_A_UNSPEC: unused
+ * @CHORUS_PEER_A_PAD: padding
+ * @CHORUS_PEER_A_NODE_ID: u32
+ * @CHORUS_PEER_A_ADDRESS: string
+ * @CHORUS_PEER_A_PORT: u16
+ * @CHORUS_PEER_A_TRANSPORT: u32, &enum chorus_transport
+ * @CHORUS_PEER_A_NR_CONNS: u32
+ * @CHORUS_PEER_A_CONN_STATE: u32, &enum chorus_conn_state
+ * @CHORUS_PEER_A_REPL_STATE: u32, &enum chorus_repl_state
+ * @CHORUS_PEER_A_IN_WRITESET: u8
+ * @CHORUS_PEER_A_ROLE: u32, the peer's role as it said in its handshake
+ * @CHORUS_PEER_A_DIRTY_BYTES: u64, data the peer lacks (bitmap)
+ * @CHORUS_PEER_A_SYNC_TOTAL_BYTES: u64, size of the running resync
+ * @CHORUS_PEER_A_SYNC_DONE_BYTES: u64, bytes of it done
+ * @CHORUS_PEER_A_SYNC_RATE: u64, bytes per second over the last seconds
+ * @CHORUS_PEER_A_WRITES_SENT: u64
+ * @CHORUS_PEER_A_BYTES_SENT: u64
+ * @CHORUS_PEER_A_HELD: u32, writes waiting for this peer now
+ * @CHORUS_PEER_A_RECONNECTS: u64, sessions established
+ * @CHORUS_PEER_A_RESYNCED_BYTES: u64, bytes resynced since PEER_ADD
+ * @CHORUS_PEER_A_VERIFY_DONE_BYTES: u64, bytes compared by the last verify
+ * @CHORUS_PEER_A_VERIFY_MISMATCHES: u64, regions that differed
+ * @CHORUS_PEER_A_VERIFY_RUNNING: u8
+ * @CHORUS_PEER_A_LAST_ERROR: string, why the last session ended
+ * @__CHORUS_PEER_A_MAX: internal
+ * @CHORUS_PEER_A_MAX: highest peer attribute number
+ */
+enum chorus_peer_attr {
+	CHORUS_PEER_A_UNSPEC,
+	CHORUS_PEER_A_PAD,
+	CHORUS_PEER_A_NODE_ID,
+	CHORUS_PEER_A_ADDRESS,
+	CHORUS_PEER_A_PORT,
+	CHORUS_PEER_A_TRANSPORT,
+	CHORUS_PEER_A_NR_CONNS,
+	CHORUS_PEER_A_CONN_STATE,
+	CHORUS_PEER_A_REPL_STATE,
+	CHORUS_PEER_A_IN_WRITESET,
+	CHORUS_PEER_A_ROLE,
+	CHORUS_PEER_A_DIRTY_BYTES,
+	CHORUS_PEER_A_SYNC_TOTAL_BYTES,
+	CHORUS_PEER_A_SYNC_DONE_BYTES,
+	CHORUS_PEER_A_SYNC_RATE,
+	CHORUS_PEER_A_WRITES_SENT,
+	CHORUS_PEER_A_BYTES_SENT,
+	CHORUS_PEER_A_HELD,
+	CHORUS_PEER_A_RECONNECTS,
+	CHORUS_PEER_A_RESYNCED_BYTES,
+	CHORUS_PEER_A_VERIFY_DONE_BYTES,
+	CHORUS_PEER_A_VERIFY_MISMATCHES,
+	CHORUS_PEER_A_VERIFY_RUNNING,
+	CHORUS_PEER_A_LAST_ERROR,
+
+	__CHORUS_PEER_A_MAX,
+	CHORUS_PEER_A_MAX = __CHORUS_PEER_A_MAX - 1
+};
+
+/**
+ * enum chorus_transport - how replication traffic moves
+ * @CHORUS_TRANSPORT_UNSPEC: unused
+ * @CHORUS_TRANSPORT_TCP: kernel TCP sockets
+ * @CHORUS_TRANSPORT_RDMA: RDMA verbs (not yet built)
+ * @__CHORUS_TRANSPORT_MAX: internal
+ */
+enum chorus_transport {
+	CHORUS_TRANSPORT_UNSPEC,
+	CHORUS_TRANSPORT_TCP,
+	CHORUS_TRANSPORT_RDMA,
+
+	__CHORUS_TRANSPORT_MAX,
+};
+
+/**
+ * enum chorus_role - what this node does for a volume
+ * @CHORUS_ROLE_UNSPEC: unused
+ * @CHORUS_ROLE_OWNER: orders and replicates writes; the attach default,
+ *	at the highest epoch the metadata has accepted
+ * @CHORUS_ROLE_REPLICA: applies the owner's writes; the block device is
+ *	read-only
+ * @__CHORUS_ROLE_MAX: internal
+ */
+enum chorus_role {
+	CHORUS_ROLE_UNSPEC,
+	CHORUS_ROLE_OWNER,
+	CHORUS_ROLE_REPLICA,
+
+	__CHORUS_ROLE_MAX,
+};
+
+/**
+ * enum chorus_conn_state - a peer's connection
+ * @CHORUS_CONN_UNSPEC: unused
+ * @CHORUS_CONN_DISCONNECTED: not wanted (no PEER_CONNECT, or disconnected)
+ * @CHORUS_CONN_CONNECTING: dialling or waiting to be dialled
+ * @CHORUS_CONN_CONNECTED: every connection of the session is up
+ * @CHORUS_CONN_UNREACHABLE: the session failed; reconnecting
+ * @__CHORUS_CONN_MAX: internal
+ */
+enum chorus_conn_state {
+	CHORUS_CONN_UNSPEC,
+	CHORUS_CONN_DISCONNECTED,
+	CHORUS_CONN_CONNECTING,
+	CHORUS_CONN_CONNECTED,
+	CHORUS_CONN_UNREACHABLE,
+
+	__CHORUS_CONN_MAX,
+};
+
+/**
+ * enum chorus_repl_state - a peer's replica, as the owner sees it
+ * @CHORUS_REPL_UNSPEC: unused
+ * @CHORUS_REPL_UP_TO_DATE: in the write set and identical
+ * @CHORUS_REPL_OUT_OF_DATE: out of the write set; its bitmap grows
+ * @CHORUS_REPL_SYNCING: back in the write set, its bitmap being copied
+ * @__CHORUS_REPL_MAX: internal
+ */
+enum chorus_repl_state {
+	CHORUS_REPL_UNSPEC,
+	CHORUS_REPL_UP_TO_DATE,
+	CHORUS_REPL_OUT_OF_DATE,
+	CHORUS_REPL_SYNCING,
+
+	__CHORUS_REPL_MAX,
+};
+
+/**
+ * enum chorus_initial_sync - what a peer new to a volume's metadata needs
+ * @CHORUS_INITIAL_SYNC_UNSPEC: unused
+ * @CHORUS_INITIAL_SYNC_FULL: copy every region (the default)
+ * @CHORUS_INITIAL_SYNC_NONE: nothing: the operator asserts that both
+ *	replicas were formatted together and never written apart. Wrong use
+ *	leaves the replicas different.
+ * @__CHORUS_INITIAL_SYNC_MAX: internal
+ */
+enum chorus_initial_sync {
+	CHORUS_INITIAL_SYNC_UNSPEC,
+	CHORUS_INITIAL_SYNC_FULL,
+	CHORUS_INITIAL_SYNC_NONE,
+
+	__CHORUS_INITIAL_SYNC_MAX,
 };
 
 #endif /* _UAPI_LINUX_CHORUS_H */

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * chorus - replicated block storage: the replication wire protocol.
+ *
+ * Every message is a 64-byte little-endian header, optionally followed by
+ * payload_len bytes. Documentation/wire-protocol.rst describes each type;
+ * this header is the only definition of the layout. Every field of every
+ * received message is checked (kernel/wire.c) before anything acts on it.
+ */
+#ifndef CHORUS_WIRE_H
+#define CHORUS_WIRE_H
+
+#include <linux/bits.h>
+#include <linux/build_bug.h>
+#include <linux/types.h>
+
+#define CHORUS_WIRE_MAGIC		0x524f4843U	/* "CHOR" */
+#define CHORUS_WIRE_VERSION		1
+#define CHORUS_WIRE_MAX_PAYLOAD		BIT(20)
+#define CHORUS_WIRE_HDR_CRC_LEN		52
+
+/**
+ * enum chorus_msg_type - what a message is
+ * @CHORUS_MSG_HELLO: first message on a connection, dialler to acceptor;
+ *	payload &struct chorus_wire_hello
+ * @CHORUS_MSG_HELLO_ACK: the acceptor's answer; status 0 or why it refused,
+ *	payload &struct chorus_wire_hello
+ * @CHORUS_MSG_WRITE: owner to replica: write len bytes at sector
+ * @CHORUS_MSG_WRITE_ACK: replica to owner: the WRITE with this seq completed
+ * @CHORUS_MSG_FLUSH: owner to replica: flush the volatile cache
+ * @CHORUS_MSG_FLUSH_ACK: replica to owner: the FLUSH completed
+ * @CHORUS_MSG_READ: reserved (forwarding)
+ * @CHORUS_MSG_READ_DATA: reserved (forwarding)
+ * @CHORUS_MSG_PING: heartbeat
+ * @CHORUS_MSG_PONG: heartbeat answer
+ * @CHORUS_MSG_RESYNC_DATA: owner to replica: one region of a resync
+ * @CHORUS_MSG_RESYNC_ACK: replica to owner: the region is written
+ * @CHORUS_MSG_VERIFY_REQ: owner to replica: compare a region with the
+ *	crc32c in the 4-byte payload
+ * @CHORUS_MSG_VERIFY_REPLY: replica to owner: status 0 or MISMATCH
+ * @CHORUS_MSG_STATE: reserved (activity log shipping)
+ * @CHORUS_MSG_NACK: reserved
+ */
+enum chorus_msg_type {
+	CHORUS_MSG_HELLO = 1,
+	CHORUS_MSG_HELLO_ACK,
+	CHORUS_MSG_WRITE,
+	CHORUS_MSG_WRITE_ACK,
+	CHORUS_MSG_FLUSH,
+	CHORUS_MSG_FLUSH_ACK,
+	CHORUS_MSG_READ,
+	CHORUS_MSG_READ_DATA,
+	CHORUS_MSG_PING,
+	CHORUS_MSG_PONG,
+	CHORUS_MSG_RESYNC_DATA,
+	CHORUS_MSG_RESYNC_ACK,
+	CHORUS_MSG_VERIFY_REQ,
+	CHORUS_MSG_VERIFY_REPLY,
+	CHORUS_MSG_STATE,
+	CHORUS_MSG_NACK,
+
+	__CHORUS_MSG_MAX,
+};
+
+/* chorus_wire_hdr.flags */
+#define CHORUS_MSG_F_FUA		BIT(0)	/* write through */
+#define CHORUS_MSG_F_PAYLOAD_CRC	BIT(1)	/* payload_crc is set */
+#define CHORUS_MSG_F_DISCARD		BIT(2)	/* WRITE: discard, no payload */
+#define CHORUS_MSG_F_ZEROES		BIT(3)	/* WRITE: write zeroes, no payload */
+
+/**
+ * enum chorus_wire_status - outcome carried by acks and HELLO_ACK
+ * @CHORUS_WIRE_OK: done
+ * @CHORUS_WIRE_IO_ERROR: the replica's backing device failed the I/O
+ * @CHORUS_WIRE_STALE_EPOCH: the epoch is older than the highest accepted
+ * @CHORUS_WIRE_NOT_MEMBER: the receiver does not take this from the sender
+ * @CHORUS_WIRE_BAD_REQUEST: the request makes no sense to the receiver
+ * @CHORUS_WIRE_MISMATCH: VERIFY_REPLY: the region differs
+ * @CHORUS_WIRE_REFUSED: HELLO_ACK: uuid, size or block size differ, or
+ *	both nodes are owner
+ */
+enum chorus_wire_status {
+	CHORUS_WIRE_OK,
+	CHORUS_WIRE_IO_ERROR,
+	CHORUS_WIRE_STALE_EPOCH,
+	CHORUS_WIRE_NOT_MEMBER,
+	CHORUS_WIRE_BAD_REQUEST,
+	CHORUS_WIRE_MISMATCH,
+	CHORUS_WIRE_REFUSED,
+
+	__CHORUS_WIRE_STATUS_MAX,
+};
+
+/**
+ * struct chorus_wire_hdr - header of every message
+ * @magic: CHORUS_WIRE_MAGIC
+ * @version: CHORUS_WIRE_VERSION
+ * @type: &enum chorus_msg_type
+ * @flags: CHORUS_MSG_F_*, only those the type allows
+ * @payload_len: bytes following the header
+ * @volume_id: reserved for multiplexing volumes; 0
+ * @epoch: the owner's epoch (requests) or the epoch answered (acks)
+ * @seq: the sender's id of a request; its ack echoes it
+ * @sector: first 512-byte sector of the data concerned
+ * @len: bytes of data concerned
+ * @status: &enum chorus_wire_status, in acks
+ * @payload_crc: crc32c of the payload when CHORUS_MSG_F_PAYLOAD_CRC is set
+ * @hdr_crc: crc32c of the bytes before it
+ * @reserved: zero
+ */
+struct chorus_wire_hdr {
+	__le32 magic;
+	__u8 version;
+	__u8 type;
+	__le16 flags;
+	__le32 payload_len;
+	__le32 volume_id;
+	__le64 epoch;
+	__le64 seq;
+	__le64 sector;
+	__le32 len;
+	__le32 status;
+	__le32 payload_crc;
+	__le32 hdr_crc;
+	__u8 reserved[8];
+};
+
+/* chorus_wire_hello.flags */
+#define CHORUS_HELLO_F_OWNER		BIT(0)	/* the sender owns the volume */
+
+/**
+ * struct chorus_wire_hello - payload of HELLO and HELLO_ACK
+ * @proto_min: lowest protocol version the sender speaks
+ * @proto_max: highest protocol version the sender speaks
+ * @conn_index: which connection of the session this is, from 0
+ * @nr_conns: connections in the session
+ * @node_id: the sender's node id
+ * @peer_node_id: the node id the sender believes it talks to
+ * @volume_uuid: the volume
+ * @data_sectors: the volume's size in sectors
+ * @block_size: the volume's logical block size
+ * @flags: CHORUS_HELLO_F_*
+ * @epoch: the sender's epoch: its own as owner, the highest accepted as
+ *	replica
+ * @session_id: random, chosen by the dialler for all connections of one
+ *	session
+ * @current_gen: the sender's data generation id
+ * @reserved: zero
+ */
+struct chorus_wire_hello {
+	__le16 proto_min;
+	__le16 proto_max;
+	__le16 conn_index;
+	__le16 nr_conns;
+	__le32 node_id;
+	__le32 peer_node_id;
+	__u8 volume_uuid[16];
+	__le64 data_sectors;
+	__le32 block_size;
+	__le32 flags;
+	__le64 epoch;
+	__le64 session_id;
+	__le64 current_gen;
+	__u8 reserved[24];
+};
+
+static inline void chorus_wire_size_checks(void)
+{
+	BUILD_BUG_ON(sizeof(struct chorus_wire_hdr) != 64);
+	BUILD_BUG_ON(offsetof(struct chorus_wire_hdr, hdr_crc) !=
+		     CHORUS_WIRE_HDR_CRC_LEN);
+	BUILD_BUG_ON(sizeof(struct chorus_wire_hello) != 96);
+}
+
+#endif /* CHORUS_WIRE_H */

@@ -1,0 +1,792 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chorus - replicated block storage: the owner's write path and the
+ * replica's apply path.
+ *
+ * On the owner, every write, discard, write-zeroes and flush of a volume
+ * with peers goes through chorus_repl_queue_rq(): writes overlapping one in
+ * flight wait for it (so every replica applies overlapping writes in the
+ * same order), then the request is sent to every peer in the write set and
+ * submitted locally, and completes when the local clones and every peer's
+ * ack are back. A peer that is unreachable holds its part of the request
+ * (in chorus_peer.inflight) until it comes back, when the request is sent
+ * again, or until userspace takes it out of the write set, when the
+ * request's regions are marked in the peer's bitmap and the part completes.
+ * A peer out of the write set gets no traffic; its bitmap is marked, and
+ * made durable, before the write completes.
+ *
+ * On a replica, chorus_conn_recv() checks each request against the volume
+ * and the epoch, applies it to the backing device with the same flags, and
+ * answers once the backing device completed it.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blk-mq.h>
+#include <linux/crc32c.h>
+#include <linux/slab.h>
+#include <net/netlink.h>
+
+#include "chorus.h"
+
+static void chorus_conflict_workfn(struct work_struct *work);
+
+/**
+ * chorus_repl_init() - initialise the replication state of a new volume
+ * @vol: the volume, before its metadata is loaded
+ */
+void chorus_repl_init(struct chorus_volume *vol)
+{
+	struct chorus_repl *repl = &vol->repl;
+
+	mutex_init(&repl->conf_lock);
+	mutex_init(&repl->meta_lock);
+	spin_lock_init(&repl->peers_lock);
+	spin_lock_init(&repl->tree_lock);
+	repl->tree = RB_ROOT_CACHED;
+	INIT_LIST_HEAD(&repl->waiting);
+	INIT_WORK(&repl->conflict_work, chorus_conflict_workfn);
+	init_waitqueue_head(&repl->range_wq);
+	repl->role = CHORUS_ROLE_OWNER;
+	repl->request_timeout_ms = 10000;
+	repl->ping_interval_ms = 1000;
+	repl->ping_timeout_ms = 5000;
+	repl->resync_rate = 100ULL << 20;
+}
+
+/**
+ * chorus_repl_stop() - forget every peer of a volume being destroyed
+ * @vol: the volume; its block device is gone, so no request is in flight
+ *
+ * Context: process context, chorus_volumes_lock held.
+ */
+void chorus_repl_stop(struct chorus_volume *vol)
+{
+	int i;
+
+	mutex_lock(&vol->repl.conf_lock);
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		struct chorus_peer *peer = vol->repl.peers[i];
+
+		if (!peer)
+			continue;
+		chorus_peer_disconnect(peer);
+		spin_lock(&vol->repl.peers_lock);
+		vol->repl.peers[i] = NULL;
+		vol->repl.nr_peers--;
+		spin_unlock(&vol->repl.peers_lock);
+		chorus_peer_free(peer);
+	}
+	mutex_unlock(&vol->repl.conf_lock);
+	flush_work(&vol->repl.conflict_work);
+}
+
+static bool chorus_range_conflicts(struct chorus_repl *repl, sector_t start,
+				   sector_t last)
+{
+	lockdep_assert_held(&repl->tree_lock);
+	return interval_tree_iter_first(&repl->tree, start, last);
+}
+
+static void chorus_range_insert(struct chorus_repl *repl,
+				struct chorus_range *range, sector_t start,
+				sector_t last)
+{
+	lockdep_assert_held(&repl->tree_lock);
+	range->node.start = start;
+	range->node.last = last;
+	interval_tree_insert(&range->node, &repl->tree);
+	range->in_tree = true;
+}
+
+/**
+ * chorus_range_lock() - wait until no write overlaps a range, then hold it
+ * @vol: the volume
+ * @range: the caller's range, not in the tree
+ * @start: first sector
+ * @nr: sectors
+ * @peer: give up when this peer's job is asked to stop
+ *
+ * Used by resync and verify, so that a region is never copied while a
+ * write to it is in flight.
+ *
+ * Context: process context (a job thread).
+ * Return: 0 with the range held, or -EINTR when the job must stop.
+ */
+int chorus_range_lock(struct chorus_volume *vol, struct chorus_range *range,
+		      sector_t start, sector_t nr, struct chorus_peer *peer)
+{
+	struct chorus_repl *repl = &vol->repl;
+	sector_t last = start + nr - 1;
+	bool done = false;
+
+	while (!done) {
+		spin_lock_irq(&repl->tree_lock);
+		if (!chorus_range_conflicts(repl, start, last)) {
+			chorus_range_insert(repl, range, start, last);
+			done = true;
+		}
+		spin_unlock_irq(&repl->tree_lock);
+		if (done)
+			break;
+		if (kthread_should_stop())
+			return -EINTR;
+		wait_event_timeout(repl->range_wq, kthread_should_stop() ||
+				   !READ_ONCE(repl->tree.rb_root.rb_node), HZ / 10);
+	}
+	return 0;
+}
+
+/**
+ * chorus_range_unlock() - release a range and start what waited for it
+ * @vol: the volume
+ * @range: a range in the tree
+ *
+ * Context: any, including hard irq (request completion).
+ */
+void chorus_range_unlock(struct chorus_volume *vol, struct chorus_range *range)
+{
+	struct chorus_repl *repl = &vol->repl;
+	unsigned long flags;
+	bool waiters;
+
+	spin_lock_irqsave(&repl->tree_lock, flags);
+	interval_tree_remove(&range->node, &repl->tree);
+	range->in_tree = false;
+	waiters = !list_empty(&repl->waiting);
+	spin_unlock_irqrestore(&repl->tree_lock, flags);
+	if (waiters)
+		queue_work(chorus_wq, &repl->conflict_work);
+	wake_up_all(&repl->range_wq);
+}
+
+static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq);
+
+/*
+ * Start the waiting requests whose conflicts are gone, oldest first; a
+ * request started here is in the tree before a younger one is looked at,
+ * so overlapping waiters keep their order.
+ */
+static void chorus_conflict_workfn(struct work_struct *work)
+{
+	struct chorus_repl *repl =
+		container_of(work, struct chorus_repl, conflict_work);
+	struct chorus_volume *vol = container_of(repl, struct chorus_volume, repl);
+	struct chorus_rq *rqd, *next;
+	LIST_HEAD(ready);
+
+	spin_lock_irq(&repl->tree_lock);
+	list_for_each_entry_safe(rqd, next, &repl->waiting, wait_entry) {
+		struct request *rq = blk_mq_rq_from_pdu(rqd);
+		sector_t start = blk_rq_pos(rq);
+		sector_t last = start + blk_rq_sectors(rq) - 1;
+
+		if (chorus_range_conflicts(repl, start, last))
+			continue;
+		chorus_range_insert(repl, &rqd->range, start, last);
+		list_move_tail(&rqd->wait_entry, &ready);
+	}
+	spin_unlock_irq(&repl->tree_lock);
+
+	list_for_each_entry_safe(rqd, next, &ready, wait_entry) {
+		list_del_init(&rqd->wait_entry);
+		chorus_repl_dispatch(vol, blk_mq_rq_from_pdu(rqd));
+	}
+}
+
+static u8 chorus_repl_msg_type(struct request *rq)
+{
+	return req_op(rq) == REQ_OP_FLUSH ? CHORUS_MSG_FLUSH : CHORUS_MSG_WRITE;
+}
+
+/**
+ * chorus_repl_send_rq() - send a request's part to a peer
+ * @peer: the peer
+ * @rq: a request with an entry in @peer's inflight array
+ * @gen: the session the caller saw connected
+ *
+ * If that session is gone, nothing is sent: the entry stays held and the
+ * next session sends it.
+ *
+ * Context: process context; may sleep.
+ */
+void chorus_repl_send_rq(struct chorus_peer *peer, struct request *rq, u32 gen)
+{
+	struct chorus_volume *vol = peer->vol;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	struct chorus_msg_data data = {};
+	struct chorus_wire_hdr hdr;
+	struct chorus_conn *conn;
+	u8 type = chorus_repl_msg_type(rq);
+	u32 bytes = blk_rq_bytes(rq);
+	u16 flags = 0;
+	int ret;
+
+	if (type == CHORUS_MSG_FLUSH) {
+		chorus_wire_init_hdr(&hdr, type, READ_ONCE(vol->repl.epoch),
+				     rqd->seq[peer->slot], 0, 0);
+	} else {
+		chorus_wire_init_hdr(&hdr, type, READ_ONCE(vol->repl.epoch),
+				     rqd->seq[peer->slot], blk_rq_pos(rq), bytes);
+		if (rq->cmd_flags & REQ_FUA)
+			flags |= CHORUS_MSG_F_FUA;
+		if (req_op(rq) == REQ_OP_DISCARD) {
+			flags |= CHORUS_MSG_F_DISCARD;
+		} else if (req_op(rq) == REQ_OP_WRITE_ZEROES) {
+			flags |= CHORUS_MSG_F_ZEROES;
+		} else {
+			hdr.payload_len = cpu_to_le32(bytes);
+			data.rq = rq;
+			data.len = bytes;
+		}
+		hdr.flags = cpu_to_le16(flags);
+	}
+
+	down_read(&peer->session_sem);
+	conn = peer->conns[rq->mq_hctx->queue_num % peer->nr_conns];
+	if (!conn || conn->gen != gen) {
+		up_read(&peer->session_sem);
+		return;
+	}
+	ret = chorus_conn_send(conn, &hdr, NULL, data.len ? &data : NULL);
+	up_read(&peer->session_sem);
+	if (ret) {
+		chorus_peer_fail(peer, gen, "send failed");
+		return;
+	}
+	atomic64_inc(&peer->stats.writes_sent);
+	atomic64_add(data.len, &peer->stats.bytes_sent);
+}
+
+static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	bool data = req_op(rq) != REQ_OP_FLUSH;
+	u32 id[CHORUS_MAX_PEERS] = {}, gen[CHORUS_MAX_PEERS] = {};
+	bool send[CHORUS_MAX_PEERS] = {}, mark[CHORUS_MAX_PEERS] = {};
+	struct chorus_peer *peer;
+	int i;
+
+	/* Reserve ids first: past this point nothing may fail half-way. */
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		peer = vol->repl.peers[i];
+		if (!peer)
+			continue;
+		if (xa_alloc_cyclic(&peer->inflight, &id[i], NULL,
+				    XA_LIMIT(1, U32_MAX), &peer->next_id,
+				    GFP_NOIO) < 0) {
+			while (i--)
+				if (vol->repl.peers[i])
+					xa_release(&vol->repl.peers[i]->inflight,
+						   id[i]);
+			WRITE_ONCE(rqd->status, BLK_STS_RESOURCE);
+			chorus_rq_put(rq);
+			return;
+		}
+	}
+
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		peer = vol->repl.peers[i];
+		if (!peer)
+			continue;
+		spin_lock_irq(&peer->lock);
+		if (peer->in_writeset) {
+			xa_store(&peer->inflight, id[i], rq, GFP_ATOMIC);
+			rqd->seq[i] = id[i];
+			atomic_inc(&rqd->pending);
+			if (peer->conn_state == CHORUS_CONN_CONNECTED) {
+				send[i] = true;
+				gen[i] = peer->gen;
+				rqd->sent_gen[i] = peer->gen;
+			}
+		} else {
+			xa_release(&peer->inflight, id[i]);
+			if (data) {
+				chorus_bitmap_set_locked(peer, blk_rq_pos(rq),
+							 blk_rq_sectors(rq));
+				mark[i] = true;
+			}
+		}
+		spin_unlock_irq(&peer->lock);
+	}
+
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		peer = vol->repl.peers[i];
+		if (mark[i] && chorus_bitmap_write_range(peer, blk_rq_pos(rq),
+							 blk_rq_sectors(rq)))
+			WRITE_ONCE(rqd->status, BLK_STS_IOERR);
+		if (send[i])
+			chorus_repl_send_rq(peer, rq, gen[i]);
+	}
+	chorus_dev_submit_local(vol, rq);
+	chorus_rq_put(rq);
+}
+
+/**
+ * chorus_repl_queue_rq() - start a write or flush of a volume with peers
+ * @vol: the volume
+ * @rq: a started request whose pdu is initialised
+ *
+ * Context: queue_rq, may sleep (BLK_MQ_F_BLOCKING).
+ * Return: BLK_STS_OK; the request completes later.
+ */
+blk_status_t chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_repl *repl = &vol->repl;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	sector_t start, last;
+
+	memset(rqd->seq, 0, sizeof(rqd->seq));
+	memset(rqd->sent_gen, 0, sizeof(rqd->sent_gen));
+	INIT_LIST_HEAD(&rqd->wait_entry);
+	rqd->range.in_tree = false;
+
+	if (req_op(rq) != REQ_OP_FLUSH) {
+		start = blk_rq_pos(rq);
+		last = start + blk_rq_sectors(rq) - 1;
+		spin_lock_irq(&repl->tree_lock);
+		if (chorus_range_conflicts(repl, start, last)) {
+			list_add_tail(&rqd->wait_entry, &repl->waiting);
+			spin_unlock_irq(&repl->tree_lock);
+			return BLK_STS_OK;
+		}
+		chorus_range_insert(repl, &rqd->range, start, last);
+		spin_unlock_irq(&repl->tree_lock);
+	}
+	chorus_repl_dispatch(vol, rq);
+	return BLK_STS_OK;
+}
+
+/**
+ * chorus_repl_rq_done() - a request with peers is about to complete
+ * @vol: the volume
+ * @rq: the request
+ *
+ * Context: any, including hard irq.
+ */
+void chorus_repl_rq_done(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+
+	if (rqd->range.in_tree)
+		chorus_range_unlock(vol, &rqd->range);
+}
+
+/**
+ * chorus_repl_timeout() - a request took longer than the request timeout
+ * @rq: the request
+ *
+ * A peer that has not acked a request sent on its current session is
+ * declared unreachable; held parts stay held. The request is never failed
+ * by a timeout: only userspace decides that a peer leaves the write set.
+ *
+ * Return: BLK_EH_RESET_TIMER.
+ */
+enum blk_eh_timer_return chorus_repl_timeout(struct request *rq)
+{
+	struct chorus_volume *vol = rq->q->queuedata;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	int i;
+
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		struct chorus_peer *peer = vol->repl.peers[i];
+		bool late = false;
+		u32 gen = 0;
+
+		if (!peer || !rqd->seq[i])
+			continue;
+		spin_lock_irq(&peer->lock);
+		if (xa_load(&peer->inflight, rqd->seq[i]) == rq &&
+		    peer->conn_state == CHORUS_CONN_CONNECTED &&
+		    rqd->sent_gen[i] == peer->gen) {
+			late = true;
+			gen = peer->gen;
+		}
+		spin_unlock_irq(&peer->lock);
+		if (late)
+			chorus_peer_fail(peer, gen, "request timeout");
+	}
+	return BLK_EH_RESET_TIMER;
+}
+
+/**
+ * chorus_repl_held_complete() - complete every part a peer holds
+ * @peer: a peer just taken out of the write set, its bitmap marked and
+ *	written for every held write
+ *
+ * Context: process context.
+ */
+void chorus_repl_held_complete(struct chorus_peer *peer)
+{
+	struct request *rq;
+	unsigned long idx;
+
+	xa_for_each(&peer->inflight, idx, rq) {
+		spin_lock_irq(&peer->lock);
+		if (xa_load(&peer->inflight, idx) != rq)
+			rq = NULL;
+		else
+			xa_erase(&peer->inflight, idx);
+		spin_unlock_irq(&peer->lock);
+		if (rq)
+			chorus_rq_put(rq);
+	}
+}
+
+/**
+ * chorus_repl_accept_epoch() - a replica checks and records an epoch
+ * @vol: the volume
+ * @epoch: the epoch a message carries
+ *
+ * A higher epoch is written to the superblock before it is accepted, so a
+ * replica never goes back to an older owner after a restart.
+ *
+ * Context: process context.
+ * Return: 0, -ESTALE for an epoch older than the highest accepted, or the
+ * error of the superblock write.
+ */
+int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch)
+{
+	u64 highest;
+	int ret;
+
+	if (likely(epoch == READ_ONCE(vol->repl.epoch)))
+		return 0;
+	highest = chorus_meta_highest_epoch(vol);
+	if (epoch < highest)
+		return -ESTALE;
+	ret = chorus_meta_set_epoch(vol, epoch);
+	if (ret)
+		return ret;
+	WRITE_ONCE(vol->repl.epoch, epoch);
+	return 0;
+}
+
+/**
+ * chorus_repl_set_role() - make this node the owner or a replica
+ * @vol: the volume
+ * @role: the new role
+ * @epoch: the owner's epoch, for %CHORUS_ROLE_OWNER
+ * @extack: where to say why not
+ *
+ * Every session is closed and reopened, so that peers learn the new role
+ * in the handshake; the queue is frozen meanwhile.
+ *
+ * Context: process context, chorus_repl.conf_lock held.
+ * Return: 0 or a negative errno with a message in @extack.
+ */
+int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
+			 u64 epoch, struct netlink_ext_ack *extack)
+{
+	struct chorus_repl *repl = &vol->repl;
+	u64 highest = chorus_meta_highest_epoch(vol);
+	int i, ret;
+
+	lockdep_assert_held(&repl->conf_lock);
+	if (role == CHORUS_ROLE_OWNER && epoch < highest) {
+		NL_SET_ERR_MSG(extack, "epoch is older than the highest this replica accepted");
+		return -ESTALE;
+	}
+	ret = chorus_dev_freeze(vol, extack);
+	if (ret)
+		return ret;
+	if (role == CHORUS_ROLE_OWNER) {
+		ret = chorus_meta_set_epoch(vol, epoch);
+		if (ret) {
+			NL_SET_ERR_MSG(extack, "cannot write the epoch to the metadata");
+			goto unfreeze;
+		}
+	} else {
+		epoch = highest;
+	}
+	for (i = 0; i < CHORUS_MAX_PEERS; i++)
+		if (repl->peers[i])
+			chorus_peer_teardown(repl->peers[i], "role changed");
+	WRITE_ONCE(repl->role, role);
+	WRITE_ONCE(repl->epoch, epoch);
+	set_disk_ro(vol->disk, role == CHORUS_ROLE_REPLICA);
+	for (i = 0; i < CHORUS_MAX_PEERS; i++)
+		if (repl->peers[i])
+			chorus_peer_connect(repl->peers[i]);
+	pr_info("%s: role %s, epoch %llu\n", vol->name,
+		role == CHORUS_ROLE_OWNER ? "owner" : "replica", epoch);
+unfreeze:
+	chorus_dev_unfreeze(vol);
+	if (!ret)
+		chorus_genl_notify(vol, CHORUS_EVENT_ROLE);
+	return ret;
+}
+
+/* The replica side: apply a request and queue its answer. */
+
+static void chorus_replica_endio(struct bio *bio)
+{
+	struct chorus_reply *reply = bio->bi_private;
+
+	if (bio->bi_status)
+		reply->hdr.status = cpu_to_le32(CHORUS_WIRE_IO_ERROR);
+	bio_put(bio);
+	chorus_conn_reply(reply->conn, reply);
+}
+
+static struct chorus_reply *chorus_reply_new(struct chorus_conn *conn,
+					     const struct chorus_wire_hdr *req,
+					     u8 type, u32 status)
+{
+	struct chorus_reply *reply = kzalloc(sizeof(*reply), GFP_NOIO);
+
+	if (!reply)
+		return NULL;
+	reply->conn = conn;
+	chorus_wire_init_hdr(&reply->hdr, type, le64_to_cpu(req->epoch),
+			     le64_to_cpu(req->seq), le64_to_cpu(req->sector),
+			     le32_to_cpu(req->len));
+	reply->hdr.status = cpu_to_le32(status);
+	return reply;
+}
+
+static void chorus_free_pages(struct page **pages, unsigned int nr)
+{
+	while (nr--)
+		__free_page(pages[nr]);
+	kfree(pages);
+}
+
+static int chorus_replica_apply(struct chorus_conn *conn,
+				const struct chorus_wire_hdr *hdr,
+				struct page **pages, unsigned int nr_pages,
+				u8 ack_type)
+{
+	struct chorus_peer *peer = conn->peer;
+	struct chorus_volume *vol = peer->vol;
+	u16 flags = le16_to_cpu(hdr->flags);
+	u32 len = le32_to_cpu(hdr->len);
+	struct chorus_reply *reply;
+	blk_opf_t opf;
+	struct bio *bio;
+	unsigned int i;
+
+	reply = chorus_reply_new(conn, hdr, ack_type, CHORUS_WIRE_OK);
+	if (!reply) {
+		chorus_free_pages(pages, nr_pages);
+		return -ENOMEM;
+	}
+	reply->pages = pages;
+	reply->nr_pages = nr_pages;
+	reply->counted = true;
+	atomic_inc(&peer->replica_inflight);
+
+	if (hdr->type == CHORUS_MSG_FLUSH)
+		opf = REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC;
+	else if (flags & CHORUS_MSG_F_DISCARD)
+		opf = REQ_OP_DISCARD;
+	else if (flags & CHORUS_MSG_F_ZEROES)
+		opf = REQ_OP_WRITE_ZEROES;
+	else
+		opf = REQ_OP_WRITE | REQ_SYNC;
+	if (flags & CHORUS_MSG_F_FUA)
+		opf |= REQ_FUA;
+
+	bio = bio_alloc(vol->backing.bdev, nr_pages, opf, GFP_NOIO);
+	bio->bi_iter.bi_sector = le64_to_cpu(hdr->sector);
+	bio->bi_private = reply;
+	bio->bi_end_io = chorus_replica_endio;
+	if (nr_pages) {
+		for (i = 0; i < nr_pages; i++) {
+			unsigned int n = min_t(u32, len - i * PAGE_SIZE,
+					       PAGE_SIZE);
+
+			__bio_add_page(bio, pages[i], n, 0);
+		}
+	} else if (hdr->type != CHORUS_MSG_FLUSH) {
+		bio->bi_iter.bi_size = len;
+	}
+	submit_bio(bio);
+	return 0;
+}
+
+static int chorus_replica_answer(struct chorus_conn *conn,
+				 const struct chorus_wire_hdr *hdr, u8 type,
+				 u32 status)
+{
+	struct chorus_reply *reply = chorus_reply_new(conn, hdr, type, status);
+
+	if (!reply)
+		return -ENOMEM;
+	chorus_conn_reply(conn, reply);
+	return 0;
+}
+
+static u8 chorus_ack_type(u8 type)
+{
+	switch (type) {
+	case CHORUS_MSG_WRITE:
+		return CHORUS_MSG_WRITE_ACK;
+	case CHORUS_MSG_FLUSH:
+		return CHORUS_MSG_FLUSH_ACK;
+	case CHORUS_MSG_RESYNC_DATA:
+		return CHORUS_MSG_RESYNC_ACK;
+	default:
+		return CHORUS_MSG_VERIFY_REPLY;
+	}
+}
+
+/* A request from the owner: check who sends it and its epoch. */
+static int chorus_replica_request(struct chorus_conn *conn,
+				  const struct chorus_wire_hdr *hdr,
+				  struct page **pages, unsigned int nr_pages)
+{
+	struct chorus_peer *peer = conn->peer;
+	struct chorus_volume *vol = peer->vol;
+	u8 ack = chorus_ack_type(hdr->type);
+	int ret;
+
+	if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_REPLICA ||
+	    !READ_ONCE(peer->peer_owner)) {
+		chorus_free_pages(pages, nr_pages);
+		return chorus_replica_answer(conn, hdr, ack, CHORUS_WIRE_NOT_MEMBER);
+	}
+	ret = chorus_repl_accept_epoch(vol, le64_to_cpu(hdr->epoch));
+	if (ret) {
+		chorus_free_pages(pages, nr_pages);
+		if (ret != -ESTALE)
+			return chorus_replica_answer(conn, hdr, ack,
+						     CHORUS_WIRE_IO_ERROR);
+		this_cpu_inc(vol->stats->stale_epoch);
+		pr_warn_ratelimited("%s: peer %u: refused a message of stale epoch %llu\n",
+				    vol->name, peer->node_id,
+				    le64_to_cpu(hdr->epoch));
+		chorus_genl_notify_peer(vol, CHORUS_EVENT_STALE_EPOCH, peer,
+					"message with a stale epoch refused");
+		return chorus_replica_answer(conn, hdr, ack,
+					     CHORUS_WIRE_STALE_EPOCH);
+	}
+	if (hdr->type == CHORUS_MSG_VERIFY_REQ) {
+		u32 crc = le32_to_cpu(*(__le32 *)page_address(pages[0]));
+
+		chorus_free_pages(pages, nr_pages);
+		return chorus_replica_verify(conn, hdr, crc);
+	}
+	return chorus_replica_apply(conn, hdr, pages, nr_pages, ack);
+}
+
+/* An answer from a replica to one of this owner's requests. */
+static int chorus_owner_ack(struct chorus_conn *conn,
+			    const struct chorus_wire_hdr *hdr)
+{
+	struct chorus_peer *peer = conn->peer;
+	struct chorus_volume *vol = peer->vol;
+	u32 status = le32_to_cpu(hdr->status);
+	u64 seq = le64_to_cpu(hdr->seq);
+	struct request *rq;
+	bool ours = false;
+
+	if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER || seq > U32_MAX)
+		return -EPROTO;
+
+	spin_lock_irq(&peer->lock);
+	rq = xa_load(&peer->inflight, seq);
+	if (rq && status == CHORUS_WIRE_OK) {
+		bool flush = req_op(rq) == REQ_OP_FLUSH;
+		bool flush_ack = hdr->type == CHORUS_MSG_FLUSH_ACK;
+
+		if (flush != flush_ack ||
+		    (!flush && (le64_to_cpu(hdr->sector) != blk_rq_pos(rq) ||
+				le32_to_cpu(hdr->len) != blk_rq_bytes(rq)))) {
+			spin_unlock_irq(&peer->lock);
+			return -EPROTO;
+		}
+		xa_erase(&peer->inflight, seq);
+		ours = true;
+	}
+	spin_unlock_irq(&peer->lock);
+
+	if (!rq)	/* completed when the peer left the write set */
+		return 0;
+	if (ours) {
+		chorus_rq_put(rq);
+		return 0;
+	}
+	/* The part stays held; userspace decides what happens to the peer. */
+	if (status == CHORUS_WIRE_STALE_EPOCH) {
+		pr_err("%s: peer %u refuses epoch %llu: another owner has a higher one\n",
+		       vol->name, peer->node_id, le64_to_cpu(hdr->epoch));
+		chorus_peer_fail(peer, conn->gen, "peer refused a stale epoch");
+	} else {
+		pr_err_ratelimited("%s: peer %u failed a write (status %u)\n",
+				   vol->name, peer->node_id, status);
+		chorus_peer_fail(peer, conn->gen, "peer failed a write");
+	}
+	return 0;
+}
+
+/**
+ * chorus_conn_recv() - act on one received message
+ * @conn: the connection it came on, part of an established session
+ * @hdr: the header, already checked by chorus_wire_check_hdr()
+ * @pages: the payload, owned by this function from now on; NULL if none
+ * @nr_pages: entries of @pages
+ *
+ * Context: the transport's receive context; may sleep.
+ * Return: 0, or a negative errno that closes the session.
+ */
+int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
+		     struct page **pages, unsigned int nr_pages)
+{
+	struct chorus_peer *peer = conn->peer;
+	const char *why;
+
+	WRITE_ONCE(peer->last_rx, jiffies);
+	if (chorus_wire_check_range(peer->vol, hdr, &why)) {
+		pr_warn_ratelimited("%s: peer %u: message out of range, bad %s; closing\n",
+				    peer->vol->name, peer->node_id, why);
+		goto proto;
+	}
+	if (le16_to_cpu(hdr->flags) & CHORUS_MSG_F_PAYLOAD_CRC) {
+		u32 crc = ~0U;
+		unsigned int i, left = le32_to_cpu(hdr->payload_len);
+
+		for (i = 0; i < nr_pages; i++) {
+			unsigned int n = min_t(unsigned int, left, PAGE_SIZE);
+
+			crc = crc32c(crc, page_address(pages[i]), n);
+			left -= n;
+		}
+		if (~crc != le32_to_cpu(hdr->payload_crc)) {
+			pr_warn_ratelimited("%s: peer %u: bad payload_crc; closing\n",
+					    peer->vol->name, peer->node_id);
+			goto proto;
+		}
+	}
+
+	switch (hdr->type) {
+	case CHORUS_MSG_WRITE:
+	case CHORUS_MSG_FLUSH:
+	case CHORUS_MSG_RESYNC_DATA:
+	case CHORUS_MSG_VERIFY_REQ:
+		return chorus_replica_request(conn, hdr, pages, nr_pages);
+	case CHORUS_MSG_WRITE_ACK:
+	case CHORUS_MSG_FLUSH_ACK:
+		if (chorus_owner_ack(conn, hdr))
+			goto proto_logged;
+		return 0;
+	case CHORUS_MSG_RESYNC_ACK:
+	case CHORUS_MSG_VERIFY_REPLY:
+		chorus_job_answer(peer, hdr);
+		return 0;
+	case CHORUS_MSG_PING:
+		return chorus_replica_answer(conn, hdr, CHORUS_MSG_PONG, 0);
+	case CHORUS_MSG_PONG:
+		return 0;
+	default:
+		pr_warn_ratelimited("%s: peer %u: unexpected message type %u; closing\n",
+				    peer->vol->name, peer->node_id, hdr->type);
+		goto proto;
+	}
+proto_logged:
+	pr_warn_ratelimited("%s: peer %u: ack that matches no request; closing\n",
+			    peer->vol->name, peer->node_id);
+proto:
+	if (pages)
+		chorus_free_pages(pages, nr_pages);
+	return -EPROTO;
+}

@@ -1,0 +1,408 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * chorus - replicated block storage: peers, sessions and the replication
+ * state of a volume. Documentation/replication.md explains the model.
+ *
+ *   peer.c           peers of a volume: sessions, handshake, heartbeat
+ *   repl.c           the owner's write path and the replica's apply path
+ *   wire.c           building and checking wire messages
+ *   bitmap.c         per-peer dirty bitmaps, in memory and on disk
+ *   resync.c         bitmap resync and online verify
+ *   transport_tcp.c  the TCP transport
+ *
+ * Lock order: chorus_volumes_lock > chorus_repl.conf_lock >
+ * chorus_peer.session_mutex > chorus_peer.bm_mutex > chorus_repl.meta_lock;
+ * the spinlocks (chorus_repl.peers_lock, chorus_peer.lock,
+ * chorus_repl.tree_lock) are innermost and never nest in one another except
+ * peers_lock > chorus_peer.lock.
+ */
+#ifndef CHORUS_REPL_H
+#define CHORUS_REPL_H
+
+#include <linux/interval_tree.h>
+#include <linux/kthread.h>
+#include <linux/llist.h>
+#include <linux/rwsem.h>
+#include <linux/socket.h>
+#include <linux/spinlock.h>
+#include <linux/xarray.h>
+#include <chorus/wire.h>
+
+struct chorus_volume;
+struct chorus_peer;
+struct netlink_ext_ack;
+struct chorus_conn;
+struct request;
+
+/**
+ * struct chorus_msg_data - data sent after a header, never copied
+ * @rq: send the data of this request's bios, or
+ * @pages: send @len bytes from these pages (each full but the last)
+ * @len: bytes of @pages
+ */
+struct chorus_msg_data {
+	struct request *rq;
+	struct page **pages;
+	unsigned int len;
+};
+
+/**
+ * struct chorus_transport_ops - what a transport provides
+ * @name: "tcp"
+ * @connect: dial @addr; on success the connection can send and
+ *	chorus_transport_ops.recv_sync works. May sleep.
+ * @send: send a header, an optional small @body (HELLO, VERIFY_REQ) and
+ *	optional data, in order with other sends on @conn. May sleep; callers
+ *	serialise with chorus_conn.send_mutex.
+ * @recv_sync: receive one header and up to @body_len bytes of payload into
+ *	@body, waiting at most @timeout_ms; used for the handshake only.
+ * @start_rx: start receiving: each message is handed to chorus_conn_recv()
+ *	from the transport's own context until an error or @shutdown.
+ * @shutdown: fail pending and future sends and receives; does not sleep
+ * @stop_rx: wait until the receive context has stopped
+ * @release: free the transport's part of @conn
+ */
+struct chorus_transport_ops {
+	const char *name;
+	int (*connect)(struct chorus_conn *conn,
+		       const struct sockaddr_storage *addr, int timeout_ms);
+	int (*send)(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
+		    const void *body, const struct chorus_msg_data *data);
+	int (*recv_sync)(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
+			 void *body, size_t body_len, int timeout_ms);
+	int (*start_rx)(struct chorus_conn *conn);
+	void (*shutdown)(struct chorus_conn *conn);
+	void (*stop_rx)(struct chorus_conn *conn);
+	void (*release)(struct chorus_conn *conn);
+};
+
+extern const struct chorus_transport_ops chorus_tcp_ops;
+
+/**
+ * struct chorus_conn - one connection of a peer's session
+ * @peer: the peer, set once the handshake named it
+ * @ops: the transport
+ * @sock: TCP: the socket
+ * @rx_thread: TCP: the receive thread
+ * @index: position in the session
+ * @gen: the session generation it belongs to
+ * @send_mutex: serialises sends, so messages never interleave
+ * @replies: replies to send from process context (acks, PONG)
+ * @reply_work: sends @replies
+ */
+struct chorus_conn {
+	struct chorus_peer *peer;
+	const struct chorus_transport_ops *ops;
+	struct socket *sock;
+	struct task_struct *rx_thread;
+	int index;
+	u32 gen;
+	struct mutex send_mutex; /* serialises sends */
+	struct llist_head replies;
+	struct work_struct reply_work;
+};
+
+/**
+ * struct chorus_reply - a reply queued from completion context
+ * @node: in chorus_conn.replies
+ * @conn: the connection to answer on
+ * @counted: counted in chorus_peer.replica_inflight
+ * @hdr: the header to send
+ * @pages: pages of the applied write, freed after sending; NULL if none
+ * @nr_pages: entries of @pages
+ */
+struct chorus_reply {
+	struct llist_node node;
+	struct chorus_conn *conn;
+	bool counted;
+	struct chorus_wire_hdr hdr;
+	struct page **pages;
+	unsigned int nr_pages;
+};
+
+/**
+ * enum chorus_job - a background job of a peer
+ * @CHORUS_JOB_NONE: none
+ * @CHORUS_JOB_RESYNC: copy the regions of the peer's bitmap
+ * @CHORUS_JOB_VERIFY: compare every region with the peer
+ */
+enum chorus_job {
+	CHORUS_JOB_NONE,
+	CHORUS_JOB_RESYNC,
+	CHORUS_JOB_VERIFY,
+};
+
+/**
+ * struct chorus_peer - another node holding a replica of a volume
+ * @vol: the volume
+ * @slot: index in chorus_repl.peers, in the per-request arrays and in the
+ *	superblock's peer slots; immutable
+ * @node_id: the peer's node id; immutable
+ * @meta_slot: the peer's slot in the superblock and its bitmap; immutable
+ * @addr: where to dial it; immutable
+ * @address: @addr as given; immutable
+ * @transport: &enum chorus_transport; immutable
+ * @nr_conns: connections per session; immutable
+ * @ops: the transport's operations; immutable
+ *
+ * @lock: protects the fields below it up to @inflight, and the bitmap bits
+ * @conn_state: &enum chorus_conn_state
+ * @repl_state: &enum chorus_repl_state (owner's view)
+ * @in_writeset: writes are sent to this peer and wait for its ack
+ * @gen: session generation; bumped when a session is established
+ * @peer_owner: the peer said it is the owner in its handshake
+ * @last_error: why the last session ended
+ * @inflight: seq -> request waiting for this peer's ack (sent or held);
+ *	entries are removed under @lock, so that one remover wins
+ * @next_id: cursor for allocating ids in @inflight
+ *
+ * @session_mutex: serialises establishing and tearing down sessions
+ * @session_sem: read-held while sending on @conns, write-held to free them
+ * @conns: the connections of the current session
+ * @pending: connections accepted for @pending_session, not yet complete
+ * @pending_session: session id of @pending
+ * @want_connect: PEER_CONNECT was given and no PEER_DISCONNECT since
+ * @dialler: this node dials (lower node id)
+ * @backoff_ms: next reconnect delay
+ * @fail_gen: generation that chorus_peer_fail() asked to tear down
+ * @last_rx: jiffies of the last message received
+ * @connect_work: dials and handshakes
+ * @fail_work: tears down a failed session
+ * @ping_work: heartbeat
+ * @replica_inflight: writes received and not yet acked
+ * @replica_wait: woken when @replica_inflight drops to zero
+ *
+ * @meta_flags: CHORUS_META_PEER_* as last written, under @bm_mutex
+ * @bits: dirty bitmap, one bit per chorus_repl.region_sectors, LE layout
+ * @nr_bits: bits in @bits
+ * @dirty: set bits, under @lock
+ * @bm_mutex: serialises writing bitmap blocks to disk
+ *
+ * @job: &enum chorus_job running, under @session_mutex
+ * @job_thread: runs @job
+ * @job_seq: seq of the job message awaiting its answer
+ * @job_status: the answer's status
+ * @job_done: completed by the answer
+ * @sync_total: bytes to copy in the running resync
+ * @sync_done: bytes copied in it
+ * @sync_rate: bytes per second over the last interval
+ * @verify_done: bytes compared by the last verify
+ * @verify_mismatches: regions found different by the last verify
+ * @stats: counters, atomic
+ */
+struct chorus_peer {
+	struct chorus_volume *vol;
+	int slot;
+	u32 node_id;
+	int meta_slot;
+	struct sockaddr_storage addr;
+	char address[CHORUS_ADDRESS_MAX];
+	u16 port;
+	u32 transport;
+	u32 nr_conns;
+	const struct chorus_transport_ops *ops;
+
+	spinlock_t lock; /* see above */
+	enum chorus_conn_state conn_state;
+	enum chorus_repl_state repl_state;
+	bool in_writeset;
+	u32 gen;
+	bool peer_owner;
+	char last_error[CHORUS_REASON_MAX];
+	struct xarray inflight;
+	u32 next_id;
+
+	struct mutex session_mutex; /* see above */
+	struct rw_semaphore session_sem;
+	struct chorus_conn *conns[CHORUS_MAX_CONNS];
+	struct chorus_conn *pending[CHORUS_MAX_CONNS];
+	u64 pending_session;
+	bool want_connect;
+	bool dialler;
+	unsigned int backoff_ms;
+	u32 fail_gen;
+	unsigned long last_rx;
+	struct delayed_work connect_work;
+	struct work_struct fail_work;
+	struct delayed_work ping_work;
+	atomic_t replica_inflight;
+	wait_queue_head_t replica_wait;
+
+	u32 meta_flags;
+	unsigned long *bits;
+	unsigned long nr_bits;
+	unsigned long dirty;
+	struct mutex bm_mutex; /* see above */
+
+	enum chorus_job job;
+	struct task_struct *job_thread;
+	u64 job_seq;
+	u32 job_status;
+	struct completion job_done;
+	atomic64_t sync_total;
+	atomic64_t sync_done;
+	atomic64_t sync_rate;
+	atomic64_t verify_done;
+	atomic64_t verify_mismatches;
+
+	struct {
+		atomic64_t writes_sent;
+		atomic64_t bytes_sent;
+		atomic64_t reconnects;
+		atomic64_t resynced_bytes;
+	} stats;
+};
+
+/**
+ * struct chorus_repl - replication state of a volume
+ * @conf_lock: serialises configuration: peers, role, tunables
+ * @meta_lock: serialises superblock writes after attach
+ * @peers_lock: protects @peers for readers outside the I/O path (netlink
+ *	fill); writers also freeze the queue, so the I/O path reads @peers
+ *	without a lock
+ * @peers: the peers, by slot
+ * @nr_peers: non-NULL entries of @peers
+ * @role: &enum chorus_role, changed under @conf_lock with the queue frozen
+ * @epoch: the owner's epoch (owner), under @conf_lock with the queue frozen
+ * @tree_lock: protects @tree and @waiting
+ * @tree: writes and resync regions in flight, by sector range
+ * @waiting: requests waiting for an overlapping one to finish
+ * @conflict_work: starts @waiting requests whose conflicts are gone
+ * @range_wq: woken whenever a range leaves @tree
+ * @region_sectors: sectors per bitmap bit
+ * @request_timeout_ms: tunables, see &enum chorus_attr
+ * @ping_interval_ms: see above
+ * @ping_timeout_ms: see above
+ * @resync_rate: see above
+ * @auto_degrade: see above
+ */
+struct chorus_repl {
+	struct mutex conf_lock; /* see above */
+	struct mutex meta_lock; /* see above */
+	spinlock_t peers_lock; /* see above */
+	struct chorus_peer *peers[CHORUS_MAX_PEERS];
+	int nr_peers;
+	enum chorus_role role;
+	u64 epoch;
+
+	spinlock_t tree_lock; /* see above */
+	struct rb_root_cached tree;
+	struct list_head waiting;
+	struct work_struct conflict_work;
+	wait_queue_head_t range_wq;
+
+	sector_t region_sectors;
+	u32 request_timeout_ms;
+	u32 ping_interval_ms;
+	u32 ping_timeout_ms;
+	u64 resync_rate;
+	bool auto_degrade;
+};
+
+/**
+ * struct chorus_range - a range of sectors held in chorus_repl.tree
+ * @node: the tree node; start and last are sectors, inclusive
+ * @in_tree: whether @node is in the tree
+ */
+struct chorus_range {
+	struct interval_tree_node node;
+	bool in_tree;
+};
+
+/**
+ * struct chorus_rq - per-request state, the blk-mq pdu
+ * @pending: parts in flight (local clones, peers), plus one held by the
+ *	submitter
+ * @status: an error status of one of the local clones, BLK_STS_OK when none
+ * @range: the request's sectors while it is in flight (writes with peers)
+ * @wait_entry: in chorus_repl.waiting while it waits for a conflict
+ * @seq: per peer slot, the request's id in chorus_peer.inflight; 0 if none
+ * @sent_gen: per peer slot, the session it was last sent on
+ */
+struct chorus_rq {
+	atomic_t pending;
+	blk_status_t status;
+	struct chorus_range range;
+	struct list_head wait_entry;
+	u32 seq[CHORUS_MAX_PEERS];
+	u32 sent_gen[CHORUS_MAX_PEERS];
+};
+
+/* repl.c */
+void chorus_repl_init(struct chorus_volume *vol);
+void chorus_repl_stop(struct chorus_volume *vol);
+blk_status_t chorus_repl_queue_rq(struct chorus_volume *vol,
+				  struct request *rq);
+void chorus_repl_rq_done(struct chorus_volume *vol, struct request *rq);
+enum blk_eh_timer_return chorus_repl_timeout(struct request *rq);
+void chorus_repl_send_rq(struct chorus_peer *peer, struct request *rq, u32 gen);
+void chorus_repl_held_complete(struct chorus_peer *peer);
+int chorus_range_lock(struct chorus_volume *vol, struct chorus_range *range,
+		      sector_t start, sector_t nr, struct chorus_peer *peer);
+void chorus_range_unlock(struct chorus_volume *vol,
+			 struct chorus_range *range);
+int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
+		     struct page **pages, unsigned int nr_pages);
+int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
+			 u64 epoch, struct netlink_ext_ack *extack);
+int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch);
+
+/* peer.c */
+int chorus_peer_add(struct chorus_volume *vol, u32 node_id,
+		    const struct sockaddr_storage *addr, const char *address,
+		    u16 port, u32 transport, u32 nr_conns,
+		    enum chorus_initial_sync initial_sync,
+		    struct netlink_ext_ack *extack);
+int chorus_peer_del(struct chorus_peer *peer, struct netlink_ext_ack *extack);
+struct chorus_peer *chorus_peer_find(struct chorus_volume *vol, u32 node_id);
+void chorus_peer_connect(struct chorus_peer *peer);
+void chorus_peer_disconnect(struct chorus_peer *peer);
+void chorus_peer_fail(struct chorus_peer *peer, u32 gen, const char *reason);
+void chorus_peer_teardown(struct chorus_peer *peer, const char *reason);
+int chorus_peer_writeset_remove(struct chorus_peer *peer,
+				struct netlink_ext_ack *extack);
+void chorus_peer_free(struct chorus_peer *peer);
+int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
+		     const void *body, const struct chorus_msg_data *data);
+void chorus_conn_reply(struct chorus_conn *conn, struct chorus_reply *reply);
+int chorus_listener_start(const struct sockaddr_storage *addr,
+			  struct netlink_ext_ack *extack);
+void chorus_listener_stop(void);
+int chorus_handshake_accepted(struct chorus_conn *conn);
+struct chorus_conn *chorus_conn_alloc(const struct chorus_transport_ops *ops);
+void chorus_conn_free(struct chorus_conn *conn);
+extern struct workqueue_struct *chorus_wq;
+
+/* wire.c */
+void chorus_wire_init_hdr(struct chorus_wire_hdr *hdr, u8 type, u64 epoch,
+			  u64 seq, u64 sector, u32 len);
+void chorus_wire_seal(struct chorus_wire_hdr *hdr);
+int chorus_wire_check_hdr(const struct chorus_wire_hdr *hdr,
+			  const char **why);
+int chorus_wire_check_range(struct chorus_volume *vol,
+			    const struct chorus_wire_hdr *hdr, const char **why);
+
+/* bitmap.c */
+int chorus_bitmap_alloc(struct chorus_peer *peer);
+void chorus_bitmap_free(struct chorus_peer *peer);
+int chorus_bitmap_load(struct chorus_peer *peer);
+int chorus_bitmap_write_all(struct chorus_peer *peer);
+int chorus_bitmap_write_range(struct chorus_peer *peer, sector_t start,
+			      sector_t nr);
+void chorus_bitmap_set_locked(struct chorus_peer *peer, sector_t start,
+			      sector_t nr);
+void chorus_bitmap_set_all_locked(struct chorus_peer *peer);
+void chorus_bitmap_clear_bit_locked(struct chorus_peer *peer,
+				    unsigned long bit);
+unsigned long chorus_bitmap_next(struct chorus_peer *peer, unsigned long from);
+
+/* resync.c */
+int chorus_job_start(struct chorus_peer *peer, enum chorus_job job,
+		     struct netlink_ext_ack *extack);
+void chorus_job_stop(struct chorus_peer *peer);
+void chorus_job_answer(struct chorus_peer *peer,
+		       const struct chorus_wire_hdr *hdr);
+int chorus_replica_verify(struct chorus_conn *conn,
+			  const struct chorus_wire_hdr *hdr, u32 crc);
+
+#endif /* CHORUS_REPL_H */

@@ -1,0 +1,457 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chorus - replicated block storage: the TCP transport.
+ *
+ * Kernel sockets with TCP_NODELAY. A header goes out with kernel_sendmsg();
+ * data pages follow with kernel_sendpage(), so bio pages are never copied
+ * (nvme-tcp does the same). Each connection has a receive thread that reads
+ * a header, checks it, reads the payload into fresh pages and hands the
+ * message to chorus_conn_recv(). The listener is a thread blocked in
+ * accept; each accepted socket is handed to chorus_handshake_accepted() on
+ * chorus_accept_wq.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blk-mq.h>
+#include <linux/kthread.h>
+#include <linux/net.h>
+#include <linux/slab.h>
+#include <net/sock.h>
+#include <net/tcp.h>
+
+#include <net/netlink.h>
+
+#include "chorus.h"
+
+static int chorus_tcp_sockopts(struct socket *sock)
+{
+	tcp_sock_set_nodelay(sock->sk);
+	sock->sk->sk_allocation = GFP_NOIO;
+	sock->sk->sk_use_task_frag = false;
+	return 0;
+}
+
+static int chorus_tcp_connect(struct chorus_conn *conn,
+			      const struct sockaddr_storage *addr,
+			      int timeout_ms)
+{
+	int len = addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						 sizeof(struct sockaddr_in);
+	struct socket *sock;
+	int ret;
+
+	ret = sock_create_kern(&init_net, addr->ss_family, SOCK_STREAM,
+			       IPPROTO_TCP, &sock);
+	if (ret)
+		return ret;
+	chorus_tcp_sockopts(sock);
+	sock->sk->sk_sndtimeo = msecs_to_jiffies(timeout_ms);
+	ret = kernel_connect(sock, (struct sockaddr *)addr, len, 0);
+	if (ret) {
+		sock_release(sock);
+		return ret;
+	}
+	conn->sock = sock;
+	return 0;
+}
+
+static int chorus_tcp_send_buf(struct socket *sock, const void *buf,
+			       size_t len, int flags)
+{
+	struct kvec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr msg = { .msg_flags = flags | MSG_NOSIGNAL };
+	int ret;
+
+	while (iov.iov_len) {
+		ret = kernel_sendmsg(sock, &msg, &iov, 1, iov.iov_len);
+		if (ret <= 0)
+			return ret ? ret : -ECONNRESET;
+		iov.iov_base += ret;
+		iov.iov_len -= ret;
+	}
+	return 0;
+}
+
+static int chorus_tcp_send_page(struct socket *sock, struct page *page,
+				int offset, size_t len, int flags)
+{
+	int ret;
+
+	flags |= MSG_NOSIGNAL;
+	while (len) {
+		/* Slab pages must not be referenced by the stack's skbs. */
+		if (sendpage_ok(page))
+			ret = kernel_sendpage(sock, page, offset, len, flags);
+		else
+			ret = sock_no_sendpage(sock, page, offset, len, flags);
+		if (ret <= 0)
+			return ret ? ret : -ECONNRESET;
+		offset += ret;
+		len -= ret;
+	}
+	return 0;
+}
+
+static int chorus_tcp_send(struct chorus_conn *conn,
+			   const struct chorus_wire_hdr *hdr, const void *body,
+			   const struct chorus_msg_data *data)
+{
+	struct socket *sock = conn->sock;
+	u32 body_len = body ? le32_to_cpu(hdr->payload_len) : 0;
+	bool more = data && data->len;
+	struct req_iterator iter;
+	struct bio_vec bv;
+	unsigned int i, left;
+	int ret;
+
+	ret = chorus_tcp_send_buf(sock, hdr, sizeof(*hdr),
+				  (body_len || more) ? MSG_MORE : 0);
+	if (!ret && body_len)
+		ret = chorus_tcp_send_buf(sock, body, body_len,
+					  more ? MSG_MORE : 0);
+	if (ret || !more)
+		return ret;
+
+	if (data->rq) {
+		left = data->len;
+		rq_for_each_segment(bv, data->rq, iter) {
+			left -= bv.bv_len;
+			ret = chorus_tcp_send_page(sock, bv.bv_page,
+						   bv.bv_offset, bv.bv_len,
+						   left ? MSG_MORE : 0);
+			if (ret)
+				return ret;
+		}
+		return 0;
+	}
+	left = data->len;
+	for (i = 0; left; i++) {
+		size_t n = min_t(size_t, left, PAGE_SIZE);
+
+		left -= n;
+		ret = chorus_tcp_send_page(sock, data->pages[i], 0, n,
+					   left ? MSG_MORE : 0);
+		if (ret)
+			return ret;
+	}
+	return 0;
+}
+
+static int chorus_tcp_recv_buf(struct socket *sock, void *buf, size_t len)
+{
+	struct kvec iov = { .iov_base = buf, .iov_len = len };
+	struct msghdr msg = { .msg_flags = MSG_WAITALL | MSG_NOSIGNAL };
+	int ret;
+
+	ret = kernel_recvmsg(sock, &msg, &iov, 1, len, msg.msg_flags);
+	if (ret == len)
+		return 0;
+	if (ret < 0)
+		return ret;
+	return -ECONNRESET;
+}
+
+static int chorus_tcp_recv_sync(struct chorus_conn *conn,
+				struct chorus_wire_hdr *hdr, void *body,
+				size_t body_len, int timeout_ms)
+{
+	struct socket *sock = conn->sock;
+	const char *why;
+	u32 payload;
+	int ret;
+
+	sock->sk->sk_rcvtimeo = msecs_to_jiffies(timeout_ms);
+	ret = chorus_tcp_recv_buf(sock, hdr, sizeof(*hdr));
+	if (ret)
+		return ret;
+	if (chorus_wire_check_hdr(hdr, &why)) {
+		pr_warn_ratelimited("handshake: malformed header: %s\n", why);
+		return -EPROTO;
+	}
+	payload = le32_to_cpu(hdr->payload_len);
+	if (payload != body_len)
+		return -EPROTO;
+	return chorus_tcp_recv_buf(sock, body, body_len);
+}
+
+/* Read a payload into fresh pages; on success the caller owns them. */
+static int chorus_tcp_recv_payload(struct socket *sock, u32 len,
+				   struct page ***pagesp, unsigned int *nrp)
+{
+	unsigned int nr = DIV_ROUND_UP(len, PAGE_SIZE), i;
+	struct page **pages;
+	int ret = 0;
+
+	pages = kcalloc(nr, sizeof(*pages), GFP_NOIO);
+	if (!pages)
+		return -ENOMEM;
+	for (i = 0; i < nr && !ret; i++) {
+		size_t n = min_t(size_t, len - i * PAGE_SIZE, PAGE_SIZE);
+
+		pages[i] = alloc_page(GFP_NOIO);
+		if (!pages[i]) {
+			ret = -ENOMEM;
+			break;
+		}
+		ret = chorus_tcp_recv_buf(sock, page_address(pages[i]), n);
+	}
+	if (ret) {
+		while (i--)
+			if (pages[i])
+				__free_page(pages[i]);
+		kfree(pages);
+		return ret;
+	}
+	*pagesp = pages;
+	*nrp = nr;
+	return 0;
+}
+
+static void chorus_tcp_wait_stop(void)
+{
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
+}
+
+static int chorus_tcp_rx_thread(void *data)
+{
+	struct chorus_conn *conn = data;
+	struct chorus_peer *peer = conn->peer;
+	struct socket *sock = conn->sock;
+	struct chorus_wire_hdr hdr;
+	const char *why = "connection closed";
+	struct page **pages;
+	unsigned int nr;
+	u32 len;
+	int ret;
+
+	sock->sk->sk_rcvtimeo = MAX_SCHEDULE_TIMEOUT;
+	while (!kthread_should_stop()) {
+		ret = chorus_tcp_recv_buf(sock, &hdr, sizeof(hdr));
+		if (ret)
+			break;
+		if (chorus_wire_check_hdr(&hdr, &why)) {
+			pr_warn_ratelimited("%s: peer %u: malformed message, bad %s; closing\n",
+					    peer->vol->name, peer->node_id, why);
+			break;
+		}
+		pages = NULL;
+		nr = 0;
+		len = le32_to_cpu(hdr.payload_len);
+		if (len) {
+			ret = chorus_tcp_recv_payload(sock, len, &pages, &nr);
+			if (ret) {
+				why = "connection closed";
+				break;
+			}
+		}
+		ret = chorus_conn_recv(conn, &hdr, pages, nr);
+		if (ret) {
+			why = "protocol error";
+			break;
+		}
+		why = "connection closed";
+	}
+	chorus_peer_fail(peer, conn->gen, why);
+	chorus_tcp_wait_stop();
+	return 0;
+}
+
+static int chorus_tcp_start_rx(struct chorus_conn *conn)
+{
+	struct task_struct *t;
+
+	t = kthread_run(chorus_tcp_rx_thread, conn, "chorus-rx/%u.%d",
+			conn->peer->node_id, conn->index);
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	conn->rx_thread = t;
+	return 0;
+}
+
+static void chorus_tcp_shutdown(struct chorus_conn *conn)
+{
+	if (conn->sock)
+		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+}
+
+static void chorus_tcp_stop_rx(struct chorus_conn *conn)
+{
+	if (conn->rx_thread) {
+		kthread_stop(conn->rx_thread);
+		conn->rx_thread = NULL;
+	}
+}
+
+static void chorus_tcp_release(struct chorus_conn *conn)
+{
+	if (conn->sock) {
+		sock_release(conn->sock);
+		conn->sock = NULL;
+	}
+}
+
+const struct chorus_transport_ops chorus_tcp_ops = {
+	.name		= "tcp",
+	.connect	= chorus_tcp_connect,
+	.send		= chorus_tcp_send,
+	.recv_sync	= chorus_tcp_recv_sync,
+	.start_rx	= chorus_tcp_start_rx,
+	.shutdown	= chorus_tcp_shutdown,
+	.stop_rx	= chorus_tcp_stop_rx,
+	.release	= chorus_tcp_release,
+};
+
+/*
+ * The listener: one per node. chorus_listen_mutex protects the two
+ * pointers; the accept thread only reads chorus_listen_sock.
+ */
+static DEFINE_MUTEX(chorus_listen_mutex);
+static struct socket *chorus_listen_sock;
+static struct task_struct *chorus_listen_thread;
+static struct workqueue_struct *chorus_accept_wq;
+
+struct chorus_accept_work {
+	struct work_struct work;
+	struct chorus_conn *conn;
+};
+
+static void chorus_accept_workfn(struct work_struct *work)
+{
+	struct chorus_accept_work *aw =
+		container_of(work, struct chorus_accept_work, work);
+
+	if (chorus_handshake_accepted(aw->conn))
+		chorus_conn_free(aw->conn);
+	kfree(aw);
+}
+
+static int chorus_listen_threadfn(void *data)
+{
+	struct socket *lsock = data;
+	struct chorus_accept_work *aw;
+	struct socket *sock;
+	int ret;
+
+	while (!kthread_should_stop()) {
+		ret = kernel_accept(lsock, &sock, 0);
+		if (ret) {
+			if (kthread_should_stop())
+				break;
+			if (ret == -EINVAL)	/* shut down */
+				break;
+			msleep(100);
+			continue;
+		}
+		chorus_tcp_sockopts(sock);
+		aw = kzalloc(sizeof(*aw), GFP_KERNEL);
+		if (aw)
+			aw->conn = chorus_conn_alloc(&chorus_tcp_ops);
+		if (!aw || !aw->conn) {
+			kfree(aw);
+			sock_release(sock);
+			continue;
+		}
+		aw->conn->sock = sock;
+		INIT_WORK(&aw->work, chorus_accept_workfn);
+		queue_work(chorus_accept_wq, &aw->work);
+	}
+	chorus_tcp_wait_stop();
+	return 0;
+}
+
+/**
+ * chorus_listener_start() - accept replication connections at @addr
+ * @addr: address and port
+ * @extack: where to say what failed
+ *
+ * Context: process context.
+ * Return: 0, -EBUSY when a listener runs, or the socket error.
+ */
+int chorus_listener_start(const struct sockaddr_storage *addr,
+			  struct netlink_ext_ack *extack)
+{
+	int len = addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+						 sizeof(struct sockaddr_in);
+	struct task_struct *t;
+	struct socket *sock;
+	int ret;
+
+	mutex_lock(&chorus_listen_mutex);
+	if (chorus_listen_sock) {
+		NL_SET_ERR_MSG(extack, "already listening: unlisten first");
+		ret = -EBUSY;
+		goto unlock;
+	}
+	if (!chorus_accept_wq) {
+		chorus_accept_wq = alloc_workqueue("chorus_accept", 0, 0);
+		if (!chorus_accept_wq) {
+			ret = -ENOMEM;
+			goto unlock;
+		}
+	}
+	ret = sock_create_kern(&init_net, addr->ss_family, SOCK_STREAM,
+			       IPPROTO_TCP, &sock);
+	if (ret)
+		goto unlock;
+	sock_set_reuseaddr(sock->sk);
+	ret = kernel_bind(sock, (struct sockaddr *)addr, len);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "cannot bind the listener to this address and port");
+		goto release_sock;
+	}
+	ret = kernel_listen(sock, 64);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "cannot listen on the socket");
+		goto release_sock;
+	}
+	t = kthread_run(chorus_listen_threadfn, sock, "chorus-listen");
+	if (IS_ERR(t)) {
+		ret = PTR_ERR(t);
+		goto release_sock;
+	}
+	chorus_listen_sock = sock;
+	chorus_listen_thread = t;
+	mutex_unlock(&chorus_listen_mutex);
+	return 0;
+
+release_sock:
+	sock_release(sock);
+unlock:
+	mutex_unlock(&chorus_listen_mutex);
+	return ret;
+}
+
+/**
+ * chorus_listener_stop() - stop accepting; finish handshakes under way
+ *
+ * Context: process context; not under chorus_volumes_lock, which the
+ * handshakes take.
+ */
+void chorus_listener_stop(void)
+{
+	mutex_lock(&chorus_listen_mutex);
+	if (chorus_listen_sock) {
+		kernel_sock_shutdown(chorus_listen_sock, SHUT_RDWR);
+		kthread_stop(chorus_listen_thread);
+		sock_release(chorus_listen_sock);
+		chorus_listen_sock = NULL;
+		chorus_listen_thread = NULL;
+	}
+	if (chorus_accept_wq)
+		flush_workqueue(chorus_accept_wq);
+	mutex_unlock(&chorus_listen_mutex);
+}
+
+/* Module exit: the listener is stopped already. */
+void chorus_listener_exit(void)
+{
+	chorus_listener_stop();
+	if (chorus_accept_wq)
+		destroy_workqueue(chorus_accept_wq);
+	chorus_accept_wq = NULL;
+}
