@@ -105,14 +105,12 @@ static int chorus_bitmap_write_blocks(struct chorus_peer *peer,
 	void *buf;
 	int ret = 0;
 
+	lockdep_assert_held(&peer->bm_mutex);
 	buf = kmalloc(CHORUS_META_BLOCK, GFP_NOIO);
 	if (!buf)
 		return -ENOMEM;
-	/* A snapshot taken under the mutex includes every earlier bit. */
-	mutex_lock(&peer->bm_mutex);
 	for (b = first; b <= last && !ret; b++)
 		ret = chorus_bitmap_write_block(peer, b, buf);
-	mutex_unlock(&peer->bm_mutex);
 	kfree(buf);
 	if (ret)
 		pr_err_ratelimited("%s: peer %u: cannot write the bitmap (%d)\n",
@@ -122,9 +120,12 @@ static int chorus_bitmap_write_blocks(struct chorus_peer *peer,
 
 /**
  * chorus_bitmap_write_range() - make the bits of a sector range durable
- * @peer: the peer
+ * @peer: the peer, chorus_peer.bm_mutex held
  * @start: first sector
  * @nr: sectors, at least one
+ *
+ * Whoever sets bits holds bm_mutex until they are written, so a writer
+ * that finds its bits already set knows they are on disk.
  *
  * Context: process context; may sleep.
  * Return: 0 or a negative errno.
@@ -142,7 +143,7 @@ int chorus_bitmap_write_range(struct chorus_peer *peer, sector_t start,
 
 /**
  * chorus_bitmap_write_all() - write the whole bitmap
- * @peer: the peer
+ * @peer: the peer, chorus_peer.bm_mutex held
  *
  * Context: process context; may sleep.
  * Return: 0 or a negative errno.
@@ -154,14 +155,35 @@ int chorus_bitmap_write_all(struct chorus_peer *peer)
 }
 
 /**
+ * chorus_bitmap_sync() - write the whole bitmap, taking bm_mutex
+ * @peer: the peer
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or a negative errno.
+ */
+int chorus_bitmap_sync(struct chorus_peer *peer)
+{
+	int ret;
+
+	mutex_lock(&peer->bm_mutex);
+	ret = chorus_bitmap_write_all(peer);
+	mutex_unlock(&peer->bm_mutex);
+	return ret;
+}
+
+/**
  * chorus_bitmap_set_locked() - mark a sector range dirty
  * @peer: the peer, chorus_peer.lock held
  * @start: first sector
  * @nr: sectors, at least one
+ *
+ * Return: how many bits were clear before.
  */
-void chorus_bitmap_set_locked(struct chorus_peer *peer, sector_t start,
-			      sector_t nr)
+unsigned long chorus_bitmap_set_locked(struct chorus_peer *peer, sector_t start,
+				       sector_t nr)
 {
+	unsigned long set = 0;
+
 	sector_t rs = peer->vol->repl.region_sectors;
 	unsigned long bit = div64_u64(start, rs);
 	unsigned long last = div64_u64(start + nr - 1, rs);
@@ -171,8 +193,10 @@ void chorus_bitmap_set_locked(struct chorus_peer *peer, sector_t start,
 		if (!test_bit_le(bit, peer->bits)) {
 			__set_bit_le(bit, peer->bits);
 			peer->dirty++;
+			set++;
 		}
 	}
+	return set;
 }
 
 void chorus_bitmap_set_all_locked(struct chorus_peer *peer)

@@ -280,6 +280,13 @@ static void chorus_dev_set_limits(struct chorus_volume *vol,
 	blk_queue_physical_block_size(q, max(vol->block_size,
 					     bdev_physical_block_size(bdev)));
 	blk_queue_io_min(q, max(vol->block_size, bdev_io_min(bdev)));
+	/* A replicated request must fit one wire message. */
+	blk_queue_max_hw_sectors(q, min(queue_max_hw_sectors(q),
+					CHORUS_WIRE_MAX_PAYLOAD >> SECTOR_SHIFT));
+	blk_queue_max_discard_sectors(q, min(q->limits.max_discard_sectors,
+					     CHORUS_WIRE_MAX_PAYLOAD >> SECTOR_SHIFT));
+	blk_queue_max_write_zeroes_sectors(q, min(q->limits.max_write_zeroes_sectors,
+						  CHORUS_WIRE_MAX_PAYLOAD >> SECTOR_SHIFT));
 	blk_queue_write_cache(q, true, true);
 	if (bdev_nonrot(bdev))
 		blk_queue_flag_set(QUEUE_FLAG_NONROT, q);

@@ -82,7 +82,8 @@ static bool chorus_meta_geometry_ok(const struct chorus_meta_super *sb,
 	if (bs < SECTOR_SIZE || bs > CHORUS_META_BLOCK || !is_power_of_2(bs) ||
 	    bs < bdev_logical_block_size(bdev))
 		return false;
-	if (bm_shift < 12 || bm_shift > 30 || max_peers > CHORUS_META_MAX_PEERS ||
+	/* A bitmap region must fit one wire message (resync). */
+	if (bm_shift < 12 || bm_shift > 20 || max_peers > CHORUS_META_MAX_PEERS ||
 	    al_slots == 0 || al_slots > 1024)
 		return false;
 	if (md > end || al_off + al_slots * block_sectors + 2 * block_sectors != md)

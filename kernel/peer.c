@@ -793,7 +793,7 @@ static int chorus_peer_load_slot(struct chorus_peer *peer,
 			flags = CHORUS_META_PEER_OUT_OF_DATE |
 				CHORUS_META_PEER_FULL_SYNC;
 		}
-		ret = chorus_bitmap_write_all(peer);
+		ret = chorus_bitmap_sync(peer);
 		if (!ret)
 			ret = chorus_meta_set_peer(vol, slot, peer->node_id, flags);
 	} else {
@@ -1003,10 +1003,14 @@ int chorus_peer_writeset_remove(struct chorus_peer *peer,
 
 	mutex_lock(&peer->session_mutex);
 	chorus_job_stop(peer);
+	mutex_unlock(&peer->session_mutex);
+
+	/* Held from setting the bits until they are on disk. */
+	mutex_lock(&peer->bm_mutex);
 	spin_lock_irq(&peer->lock);
 	if (!peer->in_writeset) {
 		spin_unlock_irq(&peer->lock);
-		mutex_unlock(&peer->session_mutex);
+		mutex_unlock(&peer->bm_mutex);
 		NL_SET_ERR_MSG(extack, "the peer is not in the write set");
 		return -EALREADY;
 	}
@@ -1017,13 +1021,13 @@ int chorus_peer_writeset_remove(struct chorus_peer *peer,
 			chorus_bitmap_set_locked(peer, blk_rq_pos(rq),
 						 blk_rq_sectors(rq));
 	spin_unlock_irq(&peer->lock);
-	mutex_unlock(&peer->session_mutex);
 
 	ret = chorus_bitmap_write_all(peer);
 	if (!ret)
 		ret = chorus_meta_set_peer(vol, peer->meta_slot, peer->node_id,
 					   peer->meta_flags |
 					   CHORUS_META_PEER_OUT_OF_DATE);
+	mutex_unlock(&peer->bm_mutex);
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "cannot record the change in the metadata; I/O stays held");
 		pr_err("%s: cannot mark peer %u out of date (%d); I/O stays held\n",

@@ -263,6 +263,7 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 	bool data = req_op(rq) != REQ_OP_FLUSH;
 	u32 id[CHORUS_MAX_PEERS] = {}, gen[CHORUS_MAX_PEERS] = {};
 	bool send[CHORUS_MAX_PEERS] = {}, mark[CHORUS_MAX_PEERS] = {};
+	bool bm_locked[CHORUS_MAX_PEERS] = {};
 	struct chorus_peer *peer;
 	int i;
 
@@ -289,6 +290,13 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 		if (!peer)
 			continue;
 		spin_lock_irq(&peer->lock);
+		if (!peer->in_writeset && data) {
+			/* Marking: bm_mutex first, see chorus_bitmap_write_range(). */
+			spin_unlock_irq(&peer->lock);
+			mutex_lock(&peer->bm_mutex);
+			bm_locked[i] = true;
+			spin_lock_irq(&peer->lock);
+		}
 		if (peer->in_writeset) {
 			xa_store(&peer->inflight, id[i], rq, GFP_ATOMIC);
 			rqd->seq[i] = id[i];
@@ -300,20 +308,27 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 			}
 		} else {
 			xa_release(&peer->inflight, id[i]);
-			if (data) {
-				chorus_bitmap_set_locked(peer, blk_rq_pos(rq),
-							 blk_rq_sectors(rq));
-				mark[i] = true;
-			}
+			/* Bits already set are on disk: only new ones wait. */
+			if (data)
+				mark[i] = chorus_bitmap_set_locked(peer,
+								   blk_rq_pos(rq),
+								   blk_rq_sectors(rq));
 		}
 		spin_unlock_irq(&peer->lock);
+		if (bm_locked[i] && !mark[i]) {
+			mutex_unlock(&peer->bm_mutex);
+			bm_locked[i] = false;
+		}
 	}
 
 	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
 		peer = vol->repl.peers[i];
-		if (mark[i] && chorus_bitmap_write_range(peer, blk_rq_pos(rq),
-							 blk_rq_sectors(rq)))
-			WRITE_ONCE(rqd->status, BLK_STS_IOERR);
+		if (mark[i]) {
+			if (chorus_bitmap_write_range(peer, blk_rq_pos(rq),
+						      blk_rq_sectors(rq)))
+				WRITE_ONCE(rqd->status, BLK_STS_IOERR);
+			mutex_unlock(&peer->bm_mutex);
+		}
 		if (send[i])
 			chorus_repl_send_rq(peer, rq, gen[i]);
 	}
@@ -583,7 +598,11 @@ static int chorus_replica_apply(struct chorus_conn *conn,
 		opf = REQ_OP_WRITE_ZEROES;
 	else
 		opf = REQ_OP_WRITE | REQ_SYNC;
-	if (flags & CHORUS_MSG_F_FUA)
+	/*
+	 * A resynced region must be durable before the owner clears its bit
+	 * and, at the end, calls the replica up to date.
+	 */
+	if ((flags & CHORUS_MSG_F_FUA) || hdr->type == CHORUS_MSG_RESYNC_DATA)
 		opf |= REQ_FUA;
 
 	bio = bio_alloc(vol->backing.bdev, nr_pages, opf, GFP_NOIO);

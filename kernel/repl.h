@@ -176,11 +176,14 @@ enum chorus_job {
  * @bits: dirty bitmap, one bit per chorus_repl.region_sectors, LE layout
  * @nr_bits: bits in @bits
  * @dirty: set bits, under @lock
- * @bm_mutex: serialises writing bitmap blocks to disk
+ * @bm_mutex: held from setting bits until they are on disk, and while
+ *	writing bitmap blocks
  *
  * @job: &enum chorus_job running, under @session_mutex
  * @job_thread: runs @job
+ * @job_next_seq: last id given to a job message, never reused
  * @job_seq: seq of the job message awaiting its answer
+ * @job_sector: its sector
  * @job_status: the answer's status
  * @job_done: completed by the answer
  * @sync_total: bytes to copy in the running resync
@@ -236,7 +239,9 @@ struct chorus_peer {
 
 	enum chorus_job job;
 	struct task_struct *job_thread;
+	u64 job_next_seq;
 	u64 job_seq;
+	u64 job_sector;
 	u32 job_status;
 	struct completion job_done;
 	atomic64_t sync_total;
@@ -387,10 +392,11 @@ int chorus_bitmap_alloc(struct chorus_peer *peer);
 void chorus_bitmap_free(struct chorus_peer *peer);
 int chorus_bitmap_load(struct chorus_peer *peer);
 int chorus_bitmap_write_all(struct chorus_peer *peer);
+int chorus_bitmap_sync(struct chorus_peer *peer);
 int chorus_bitmap_write_range(struct chorus_peer *peer, sector_t start,
 			      sector_t nr);
-void chorus_bitmap_set_locked(struct chorus_peer *peer, sector_t start,
-			      sector_t nr);
+unsigned long chorus_bitmap_set_locked(struct chorus_peer *peer, sector_t start,
+				       sector_t nr);
 void chorus_bitmap_set_all_locked(struct chorus_peer *peer);
 void chorus_bitmap_clear_bit_locked(struct chorus_peer *peer,
 				    unsigned long bit);

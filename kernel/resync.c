@@ -93,7 +93,10 @@ static u32 chorus_region_crc(struct chorus_region_buf *buf, unsigned int bytes)
 	return ~crc;
 }
 
-/* Send one job message on the session's first connection; wait for it. */
+/*
+ * Send one job message on the session's first connection, with a fresh
+ * seq, and wait for its answer.
+ */
 static int chorus_job_exchange(struct chorus_peer *peer,
 			       struct chorus_wire_hdr *hdr, const void *body,
 			       const struct chorus_msg_data *data, u32 *status)
@@ -104,7 +107,10 @@ static int chorus_job_exchange(struct chorus_peer *peer,
 	u32 gen = 0;
 	int ret;
 
+	/* Ids never repeat across jobs, so a late answer matches nothing. */
+	hdr->seq = cpu_to_le64(++peer->job_next_seq);
 	reinit_completion(&peer->job_done);
+	WRITE_ONCE(peer->job_sector, le64_to_cpu(hdr->sector));
 	WRITE_ONCE(peer->job_seq, le64_to_cpu(hdr->seq));
 	down_read(&peer->session_sem);
 	conn = peer->conns[0];
@@ -139,7 +145,12 @@ static int chorus_job_exchange(struct chorus_peer *peer,
 void chorus_job_answer(struct chorus_peer *peer,
 		       const struct chorus_wire_hdr *hdr)
 {
-	if (le64_to_cpu(hdr->seq) != READ_ONCE(peer->job_seq))
+	u8 expect = READ_ONCE(peer->job) == CHORUS_JOB_RESYNC ?
+		    CHORUS_MSG_RESYNC_ACK : CHORUS_MSG_VERIFY_REPLY;
+
+	if (le64_to_cpu(hdr->seq) != READ_ONCE(peer->job_seq) ||
+	    hdr->type != expect ||
+	    le64_to_cpu(hdr->sector) != READ_ONCE(peer->job_sector))
 		return;
 	WRITE_ONCE(peer->job_status, le32_to_cpu(hdr->status));
 	complete(&peer->job_done);
@@ -183,7 +194,7 @@ static void chorus_resync_done(struct chorus_peer *peer)
 	struct chorus_volume *vol = peer->vol;
 	int ret;
 
-	ret = chorus_bitmap_write_all(peer);
+	ret = chorus_bitmap_sync(peer);
 	if (!ret)
 		ret = chorus_meta_set_peer(vol, peer->meta_slot, peer->node_id, 0);
 	if (ret) {
@@ -203,7 +214,7 @@ static void chorus_resync_done(struct chorus_peer *peer)
 
 static int chorus_resync_region(struct chorus_peer *peer,
 				struct chorus_region_buf *buf, unsigned long bit,
-				u64 seq, unsigned int *bytesp)
+				unsigned int *bytesp)
 {
 	struct chorus_volume *vol = peer->vol;
 	sector_t rs = vol->repl.region_sectors;
@@ -226,7 +237,7 @@ static int chorus_resync_region(struct chorus_peer *peer,
 		goto unlock;
 	}
 	chorus_wire_init_hdr(&hdr, CHORUS_MSG_RESYNC_DATA,
-			     READ_ONCE(vol->repl.epoch), seq, start, bytes);
+			     READ_ONCE(vol->repl.epoch), 0, start, bytes);
 	hdr.payload_len = cpu_to_le32(bytes);
 	ret = chorus_job_exchange(peer, &hdr, NULL, &data, &status);
 	if (!ret && status != CHORUS_WIRE_OK)
@@ -248,7 +259,7 @@ static void chorus_resync_run(struct chorus_peer *peer)
 	unsigned int region = vol->repl.region_sectors << SECTOR_SHIFT;
 	unsigned long bit = 0, start = jiffies, last = jiffies, regions = 0;
 	struct chorus_region_buf buf;
-	u64 done = 0, last_done = 0, seq = 0;
+	u64 done = 0, last_done = 0;
 	bool finished = false;
 	int ret = 0;
 
@@ -276,14 +287,14 @@ static void chorus_resync_run(struct chorus_peer *peer)
 			bit = 0;
 			continue;
 		}
-		ret = chorus_resync_region(peer, &buf, bit, ++seq, &bytes);
+		ret = chorus_resync_region(peer, &buf, bit, &bytes);
 		if (ret)
 			break;
 		done += bytes;
 		atomic64_set(&peer->sync_done, done);
 		atomic64_add(bytes, &peer->stats.resynced_bytes);
 		if (++regions % 256 == 0)
-			chorus_bitmap_write_all(peer);
+			chorus_bitmap_sync(peer);
 		chorus_job_progress(peer, &last, &last_done, done,
 				    "resync progress");
 		if (!chorus_job_throttle(peer, start, done))
@@ -330,8 +341,8 @@ static void chorus_verify_run(struct chorus_peer *peer)
 		if (!ret) {
 			crc = cpu_to_le32(chorus_region_crc(&buf, bytes));
 			chorus_wire_init_hdr(&hdr, CHORUS_MSG_VERIFY_REQ,
-					     READ_ONCE(vol->repl.epoch), bit + 1,
-					     sector, bytes);
+					     READ_ONCE(vol->repl.epoch), 0, sector,
+					     bytes);
 			hdr.payload_len = cpu_to_le32(sizeof(crc));
 			ret = chorus_job_exchange(peer, &hdr, &crc, NULL, &status);
 		}

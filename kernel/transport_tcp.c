@@ -51,6 +51,8 @@ static int chorus_tcp_connect(struct chorus_conn *conn,
 		sock_release(sock);
 		return ret;
 	}
+	/* From now on a stuck peer is found by the heartbeat, not by send. */
+	sock->sk->sk_sndtimeo = MAX_SCHEDULE_TIMEOUT;
 	conn->sock = sock;
 	return 0;
 }

@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * repl: synchronous replication over TCP between two VMs.
+ *
+ * Runs on vm1, the owner (node 1), and drives vm2, the replica (node 2),
+ * with lab-run. Each side formats the first 64 MiB of /dev/vdb as the
+ * volume, attaches it with its node id, listens on its lab address and
+ * declares the other as peer; vm2 becomes replica and vm1 owner at epoch 5.
+ * Every case ends by comparing the data area of both backing devices,
+ * unloads the module on both VMs with sessions up (teardown fails if rmmod
+ * does) and fails on kernel warnings on either VM.
+ */
+#include "common.h"
+
+#define PEER		2
+#define VOL		"repl0"
+#define UUID		"5b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+#define SIZE_MB		64
+#define BACKING		"/dev/vdb"
+#define EPOCH		5
+
+FIXTURE(repl) {
+	struct chorus_env env;
+	char ctl[4096];
+	char inject[4096];
+};
+
+#define peer_run(...) lab_run(PEER, __VA_ARGS__)
+
+/* Run on both VMs; fails if either does. */
+#define both(fmt, ...) (run(fmt, ##__VA_ARGS__) | peer_run(fmt, ##__VA_ARGS__))
+
+static void node_down(FIXTURE_DATA(repl) *self, int vm)
+{
+	const char *cmd =
+		"ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; "
+		"if [ -d /sys/module/chorus ]; then %s unlisten; %s volume destroy " VOL
+		" >/dev/null 2>&1; rmmod chorus; fi; true";
+
+	if (vm == 1)
+		run(cmd, self->ctl, self->ctl);
+	else
+		peer_run(cmd, self->ctl, self->ctl);
+}
+
+/*
+ * Bring node @node up: format (zeroed data when @zero), attach, listen,
+ * declare the other node with @initial sync, short timeouts.
+ */
+static int node_up(FIXTURE_DATA(repl) *self, int node, bool zero,
+		   const char *initial)
+{
+	int other = 3 - node;
+	char cmd[4096];
+
+	snprintf(cmd, sizeof(cmd),
+		 "set -e; C=%s; %s/tools/insmod-chorus; %s"
+		 "$C volume format --backing " BACKING " --size %dM --uuid " UUID
+		 " --force >/dev/null; "
+		 "$C volume create " VOL " --backing " BACKING " --node-id %d >/dev/null; "
+		 "$C listen 10.99.0.%d >/dev/null; "
+		 "$C peer add " VOL " %d 10.99.0.%d --initial-sync %s >/dev/null; "
+		 "$C volume set " VOL " --ping-interval-ms 500 --ping-timeout-ms 3000 "
+		 "--request-timeout-ms 5000 >/dev/null",
+		 self->ctl, chorus_src(),
+		 zero ? "blkdiscard -z -o 0 -l " "64M " BACKING "; " : "",
+		 SIZE_MB, node, node, other, other, initial);
+	return node == 1 ? run("%s", cmd) : peer_run("%s", cmd);
+}
+
+/* A field of peer @node in `volume status --json` on @vm, "" if none. */
+static void peer_field(FIXTURE_DATA(repl) *self, int vm, int node,
+		       const char *field, char *out, size_t len)
+{
+	char cmd[1024];
+	int r;
+	size_t l;
+
+	snprintf(cmd, sizeof(cmd),
+		 "%s volume status " VOL " --json | jq -r '.peers[] | "
+		 "select(.node_id == %d) | .%s'", self->ctl, node, field);
+	r = vm == 1 ? run_quiet(out, len, "%s", cmd) : lab_run_out(vm, out, len, "%s", cmd);
+	if (r) {
+		out[0] = '\0';
+		return;
+	}
+	l = strlen(out);
+	while (l && out[l - 1] == '\n')
+		out[--l] = '\0';
+}
+
+static uint64_t peer_u64(FIXTURE_DATA(repl) *self, int vm, int node, const char *field)
+{
+	char out[64];
+
+	peer_field(self, vm, node, field, out, sizeof(out));
+	return strtoull(out, NULL, 10);
+}
+
+/* Wait until the peer's field on vm equals want; false on timeout. */
+static bool wait_peer(FIXTURE_DATA(repl) *self, int vm, int node, const char *field,
+		      const char *want, int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL;
+	char out[256];
+
+	do {
+		peer_field(self, vm, node, field, out, sizeof(out));
+		if (!strcmp(out, want))
+			return true;
+		usleep(200 * 1000);
+	} while (now_ms() < end);
+	fprintf(stderr, "# vm%d: peer %d %s is \"%s\", not \"%s\" after %d s\n", vm,
+		node, field, out, want, timeout_s);
+	return false;
+}
+
+static uint64_t volume_writes(void)
+{
+	uint64_t v = 0;
+
+	read_u64f(&v, "/sys/block/chorus0/chorus/writes");
+	return v;
+}
+
+#define MD5_CMD "dd if=" BACKING " bs=1M count=%d iflag=direct status=none | md5sum | cut -c1-32"
+
+static void __replicas_identical(struct __test_metadata *_metadata)
+{
+	char a[64], b[64];
+
+	ASSERT_EQ(0, run_quiet(a, sizeof(a), MD5_CMD, SIZE_MB));
+	ASSERT_EQ(0, lab_run_out(PEER, b, sizeof(b), MD5_CMD, SIZE_MB));
+	EXPECT_STREQ(a, b) TH_LOG("the replicas differ");
+}
+#define replicas_identical() __replicas_identical(_metadata)
+
+static void __start(struct __test_metadata *_metadata, FIXTURE_DATA(repl) *self,
+		    const char *initial, bool zero)
+{
+	ASSERT_EQ(0, node_up(self, 2, zero, initial)) TH_LOG("vm2 setup failed");
+	ASSERT_EQ(0, node_up(self, 1, zero, initial)) TH_LOG("vm1 setup failed");
+	ASSERT_EQ(0, peer_run("%s volume role " VOL " replica >/dev/null", self->ctl));
+	ASSERT_EQ(0, run("%s volume role " VOL " owner --epoch %d >/dev/null", self->ctl,
+			 EPOCH));
+	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
+	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", self->ctl));
+	ASSERT_TRUE(wait_peer(self, 1, PEER, "conn_state", "connected", 30));
+	ASSERT_TRUE(wait_peer(self, PEER, 1, "conn_state", "connected", 30));
+}
+#define start(initial, zero) __start(_metadata, self, initial, zero)
+
+FIXTURE_SETUP(repl)
+{
+	const char *count = getenv("CHORUS_VM_COUNT");
+
+	env_setup(_metadata, &self->env, false);
+	snprintf(self->ctl, sizeof(self->ctl), "%s/build/bin/chorusctl", chorus_src());
+	snprintf(self->inject, sizeof(self->inject), "%s/tests/selftests/wire_inject.py",
+		 chorus_src());
+	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 1)
+		TH_LOG("needs a lab of 2 VMs and to run on vm1");
+	ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[0], PEER, _metadata->name));
+	self->env.nremote = 1;
+	node_down(self, 2);
+	node_down(self, 1);
+}
+
+FIXTURE_TEARDOWN(repl)
+{
+	int rc;
+
+	/* rmmod with the sessions up: both sides must unload. */
+	run("ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; true");
+	peer_run("ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; true");
+	rc = peer_run("if [ -d /sys/module/chorus ]; then %s volume destroy " VOL
+		      " && rmmod chorus; fi", self->ctl);
+	run("%s volume destroy " VOL " >/dev/null 2>&1; true", self->ctl);
+	env_teardown(_metadata, &self->env);
+	node_down(self, 2);
+	ASSERT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2 failed");
+}
+
+#define FIO "fio --name=t --filename=/dev/chorus0 --direct=1 --ioengine=libaio " \
+	    "--output-format=terse --terse-version=3 --minimal "
+
+/* fio with verify: every write acked by both, replicas byte-identical. */
+TEST_F_TIMEOUT(repl, fio_verify_identical, 300)
+{
+	start("none", true);
+	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-128k --iodepth=16 --size=%dM "
+			 "--io_size=24M --verify=crc32c --verify_fatal=1 >/dev/null", SIZE_MB));
+	EXPECT_LT(0, peer_u64(self, 1, PEER, "writes_sent"));
+	EXPECT_EQ(0, peer_u64(self, 1, PEER, "held"));
+	replicas_identical();
+}
+
+/* Overlapping writes from 8 threads to one 64 KiB range stay in order. */
+TEST_F_TIMEOUT(repl, overlapping_writes_identical, 300)
+{
+	start("none", true);
+	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=8 --numjobs=8 "
+			 "--offset=1M --size=64k --io_size=4M --randrepeat=0 >/dev/null"));
+	replicas_identical();
+}
+
+/* A new replica gets a full sync before it is up to date. */
+TEST_F_TIMEOUT(repl, full_sync_of_new_replica, 300)
+{
+	ASSERT_EQ(0, node_up(self, 1, false, "full"));
+	ASSERT_EQ(0, run("%s volume role " VOL " owner --epoch %d >/dev/null", self->ctl,
+			 EPOCH));
+	/* The peer is out of date, so writes go on without it. */
+	ASSERT_EQ(0, run(FIO "--rw=write --bs=1M --size=16M --verify=crc32c >/dev/null"));
+	ASSERT_EQ(0, node_up(self, 2, false, "full"));
+	ASSERT_EQ(0, peer_run("%s volume role " VOL " replica >/dev/null", self->ctl));
+	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
+	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", self->ctl));
+	ASSERT_TRUE(wait_peer(self, 1, PEER, "repl_state", "up-to-date", 180));
+	EXPECT_EQ(SIZE_MB * MiB, peer_u64(self, 1, PEER, "resynced_bytes"));
+	EXPECT_EQ(0, peer_u64(self, 1, PEER, "dirty_bytes"));
+	replicas_identical();
+}
+
+/*
+ * The replica's link goes down under fio: I/O holds (no write completes)
+ * until the peer leaves the write set, then goes on; the peer comes back
+ * and only the regions written meanwhile are resynced.
+ */
+TEST_F_TIMEOUT(repl, peer_lost_holds_then_resyncs_dirty_regions, 300)
+{
+	uint64_t w0, w1, resynced;
+	int status;
+	pid_t fio;
+
+	start("none", true);
+	fio = fork();
+	ASSERT_LE(0, fio);
+	if (fio == 0)
+		_exit(run(FIO "--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M "
+			  "--time_based --runtime=25 --rate_iops=200 >/dev/null") ? 1 : 0);
+	env_track_pid(&self->env, fio);
+	sleep(3);
+	ASSERT_EQ(0, peer_run("ip link set eth0 down"));
+	ASSERT_TRUE(wait_peer(self, 1, PEER, "conn_state", "unreachable", 15));
+	sleep(1);
+	w0 = volume_writes();
+	sleep(2);
+	w1 = volume_writes();
+	EXPECT_EQ(w0, w1) TH_LOG("writes completed while the peer was unreachable");
+	EXPECT_LT(0, peer_u64(self, 1, PEER, "held"));
+
+	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", self->ctl));
+	sleep(2);
+	EXPECT_LT(w1, volume_writes()) TH_LOG("I/O did not resume");
+	EXPECT_EQ(0, peer_u64(self, 1, PEER, "held"));
+	EXPECT_TRUE(wait_peer(self, 1, PEER, "repl_state", "out-of-date", 5));
+
+	ASSERT_EQ(0, peer_run("ip link set eth0 up"));
+	ASSERT_TRUE(wait_peer(self, 1, PEER, "repl_state", "up-to-date", 60));
+	resynced = peer_u64(self, 1, PEER, "resynced_bytes");
+	TH_LOG("resynced %llu bytes", (unsigned long long)resynced);
+	EXPECT_LT(0, resynced);
+	EXPECT_GE(8 * MiB, resynced) TH_LOG("resynced more than the region written");
+
+	ASSERT_EQ(fio, waitpid(fio, &status, 0));
+	self->env.npids = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("fio failed");
+	replicas_identical();
+}
+
+/*
+ * Link flaps, loss and delay under fio verify: no error reaches fio and
+ * the replicas end identical. One flap outlasts the heartbeat timeout, so
+ * the session is torn down and the held writes are sent again.
+ */
+TEST_F_TIMEOUT(repl, link_flap_and_netem_under_fio, 300)
+{
+	int status, i;
+	pid_t fio;
+
+	start("none", true);
+	fio = fork();
+	ASSERT_LE(0, fio);
+	if (fio == 0)
+		_exit(run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=32M "
+			  "--time_based --runtime=30 --verify=crc32c --verify_fatal=1 "
+			  ">/dev/null") ? 1 : 0);
+	env_track_pid(&self->env, fio);
+	sleep(2);
+	ASSERT_EQ(0, peer_run("tc qdisc add dev eth0 root netem loss 5%% delay 20ms"));
+	sleep(4);
+	ASSERT_EQ(0, peer_run("tc qdisc del dev eth0 root"));
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, peer_run("ip link set eth0 down; sleep 1; ip link set eth0 up"));
+		sleep(2);
+	}
+	ASSERT_EQ(0, peer_run("ip link set eth0 down; sleep 5; ip link set eth0 up"));
+	ASSERT_EQ(fio, waitpid(fio, &status, 0));
+	self->env.npids = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		TH_LOG("fio saw an error");
+	ASSERT_TRUE(wait_peer(self, 1, PEER, "conn_state", "connected", 30));
+	ASSERT_TRUE(wait_peer(self, 1, PEER, "held", "0", 30));
+	EXPECT_LE(2, peer_u64(self, 1, PEER, "reconnects"))
+		TH_LOG("the long flap did not end the session");
+	replicas_identical();
+}
+
+/*
+ * Fencing: the replica refuses an owner epoch older than the highest it
+ * accepted (netlink) and a WRITE stamped with one (wire), and counts it;
+ * a stale owner cannot complete writes once a newer owner exists.
+ */
+TEST_F_TIMEOUT(repl, stale_epoch_refused, 300)
+{
+	uint64_t stale = 0;
+	char out[256];
+	int rc, status;
+	pid_t dd;
+
+	start("none", true);
+	/* vm2 accepted epoch 5 in the handshake: 4 is refused, persistently. */
+	rc = peer_run("%s volume role " VOL " owner --epoch 4 2>&1 | grep -q 'older'", self->ctl);
+	EXPECT_EQ(0, rc) TH_LOG("an older epoch was not refused with a clear message");
+
+	/* A crafted WRITE with epoch 4 on a session claiming epoch 5. */
+	ASSERT_EQ(0, run("%s peer disconnect " VOL " 2 >/dev/null", self->ctl));
+	ASSERT_EQ(0, run_quiet(out, sizeof(out), "%s 10.99.0.2 stale-write --uuid " UUID
+			       " --node 1 --peer 2 --sectors %d --epoch %d", self->inject,
+			       SIZE_MB * 2048, EPOCH));
+	EXPECT_EQ(0, strncmp(out, "status=2", 8)) TH_LOG("answer: %s", out);
+	ASSERT_EQ(0, lab_run_out(PEER, out, sizeof(out),
+				 "cat /sys/block/chorus0/chorus/stale_epoch"));
+	stale = strtoull(out, NULL, 10);
+	EXPECT_EQ(1, stale);
+	/* The same session with the current epoch is served. */
+	ASSERT_EQ(0, run_quiet(out, sizeof(out), "%s 10.99.0.2 ok-write --uuid " UUID
+			       " --node 1 --peer 2 --sectors %d --epoch %d", self->inject,
+			       SIZE_MB * 2048, EPOCH));
+	EXPECT_EQ(0, strncmp(out, "status=0", 8)) TH_LOG("answer: %s", out);
+
+	/* vm2 becomes owner at epoch 6: vm1, still owner at 5, is fenced. */
+	ASSERT_EQ(0, peer_run("%s volume role " VOL " owner --epoch 6 >/dev/null", self->ctl));
+	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", self->ctl));
+	dd = fork();
+	ASSERT_LE(0, dd);
+	if (dd == 0)
+		_exit(run("dd if=/dev/zero of=/dev/chorus0 bs=4k count=1 oflag=direct "
+			  "status=none") ? 1 : 0);
+	env_track_pid(&self->env, dd);
+	sleep(6);
+	EXPECT_EQ(0, waitpid(dd, &status, WNOHANG)) TH_LOG("a stale owner completed a write");
+	peer_field(self, 1, PEER, "last_error", out, sizeof(out));
+	TH_LOG("vm1's view of vm2: %s", out);
+	EXPECT_NE(NULL, strstr(out, "refused")) TH_LOG("vm1 was not refused by vm2");
+	/* The held write is released by taking vm2 out of vm1's write set. */
+	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", self->ctl));
+	ASSERT_EQ(dd, waitpid(dd, &status, 0));
+	self->env.npids = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Every malformed field closes the connection; nothing is written. */
+TEST_F_TIMEOUT(repl, malformed_messages_close_the_connection, 300)
+{
+	static const char *const cases[] = {
+		"bad-magic", "bad-hdr-crc", "bad-version", "bad-type", "reserved-type",
+		"bad-flags", "bad-payload-len", "too-long", "bad-range", "unaligned",
+		"bad-reserved", "bad-volume-id", "bad-payload-crc",
+	};
+	char before[64], after[64], out[256];
+	size_t i;
+
+	start("none", true);
+	ASSERT_EQ(0, run("%s peer disconnect " VOL " 2 >/dev/null", self->ctl));
+	ASSERT_EQ(0, lab_run_out(PEER, before, sizeof(before), MD5_CMD, SIZE_MB));
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(0, run_quiet(out, sizeof(out), "%s 10.99.0.2 %s --uuid " UUID
+				       " --node 1 --peer 2 --sectors %d --epoch %d",
+				       self->inject, cases[i], SIZE_MB * 2048, EPOCH));
+		EXPECT_EQ(0, strncmp(out, "closed", 6))
+			TH_LOG("%s: the replica answered %s", cases[i], out);
+	}
+	ASSERT_EQ(0, run_quiet(out, sizeof(out), "%s 10.99.0.2 wrong-uuid --uuid " UUID
+			       " --node 1 --peer 2 --sectors %d --epoch %d", self->inject,
+			       SIZE_MB * 2048, EPOCH));
+	EXPECT_EQ(0, strncmp(out, "refused=3", 9)) TH_LOG("wrong uuid: %s", out);
+	ASSERT_EQ(0, lab_run_out(PEER, after, sizeof(after), MD5_CMD, SIZE_MB));
+	EXPECT_STREQ(before, after) TH_LOG("a malformed message changed the replica");
+	EXPECT_EQ(0, peer_run("dmesg | grep -q 'malformed message, bad magic'"));
+	EXPECT_EQ(0, peer_run("dmesg | grep -q 'message out of range, bad sector'"));
+}
+
+/* Online verify reports a region that differs, and only that one. */
+TEST_F_TIMEOUT(repl, verify_reports_mismatch, 300)
+{
+	start("none", true);
+	ASSERT_EQ(0, run(FIO "--rw=write --bs=1M --size=8M >/dev/null"));
+	ASSERT_EQ(0, run("%s volume verify " VOL " 2 >/dev/null", self->ctl));
+	ASSERT_TRUE(wait_peer(self, 1, PEER, "verify_running", "false", 120));
+	EXPECT_EQ(0, peer_u64(self, 1, PEER, "verify_mismatches"));
+	EXPECT_EQ(SIZE_MB * MiB, peer_u64(self, 1, PEER, "verify_done_bytes"));
+
+	/* Change 4 KiB behind chorus's back on the replica. */
+	ASSERT_EQ(0, peer_run("dd if=/dev/urandom of=" BACKING " bs=4k count=1 seek=300 "
+			      "oflag=direct conv=notrunc status=none"));
+	ASSERT_EQ(0, run("%s volume verify " VOL " 2 >/dev/null", self->ctl));
+	ASSERT_TRUE(wait_peer(self, 1, PEER, "verify_running", "false", 120));
+	EXPECT_EQ(1, peer_u64(self, 1, PEER, "verify_mismatches"));
+	EXPECT_EQ(0, run("dmesg | grep -q 'verify mismatch at sector 2304,'"));
+}
+
+CHORUS_HARNESS_MAIN
