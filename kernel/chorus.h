@@ -197,6 +197,10 @@ int chorus_meta_set_peer(struct chorus_volume *vol, int slot, u32 node_id,
 int chorus_meta_bitmap_io(struct chorus_volume *vol, int slot,
 			  unsigned long block, void *buf, blk_opf_t opf);
 unsigned long chorus_meta_bitmap_blocks(struct chorus_volume *vol);
+int chorus_meta_al_io(struct chorus_volume *vol, u64 seq, void *buf,
+		      blk_opf_t opf);
+u32 chorus_meta_al_slots(struct chorus_volume *vol);
+u32 chorus_meta_crc_of(const void *buf, size_t len);
 
 /* backing.c */
 int chorus_backing_open(struct chorus_backing *backing, const char *path,

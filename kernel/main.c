@@ -251,9 +251,15 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	if (ret)
 		goto release_meta;
 
+	ret = chorus_al_attach(vol);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "cannot load the activity log");
+		goto detach_al;
+	}
+
 	ret = chorus_dev_create(vol, extack);
 	if (ret)
-		goto close_meta;
+		goto detach_al;
 
 	idr_replace(&chorus_volumes_idr, vol, vol->index);
 	pr_info("%s: created as %s on %s, %llu bytes, block size %u\n",
@@ -262,7 +268,8 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	*out = vol;
 	return 0;
 
-close_meta:
+detach_al:
+	chorus_al_detach(vol);
 	chorus_meta_close(vol);
 release_meta:
 	chorus_meta_release(&vol->meta);
@@ -312,6 +319,7 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	chorus_dev_destroy(vol);
 	/* No I/O is left to change the state. */
 	cancel_work_sync(&vol->state_work);
+	chorus_al_detach(vol);
 	chorus_meta_close(vol);
 	chorus_meta_release(&vol->meta);
 	chorus_backing_close(&vol->backing);

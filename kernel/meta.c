@@ -480,3 +480,36 @@ void chorus_meta_release(struct chorus_meta *meta)
 	kfree(meta->super);
 	meta->super = NULL;
 }
+
+/**
+ * chorus_meta_al_io() - read or write the activity log block of a transaction
+ * @vol: the volume
+ * @seq: the transaction; its block is seq % al_slots
+ * @buf: CHORUS_META_BLOCK bytes, kmalloc'ed
+ * @opf: REQ_OP_READ, or REQ_OP_WRITE with flags
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno.
+ */
+int chorus_meta_al_io(struct chorus_volume *vol, u64 seq, void *buf,
+		      blk_opf_t opf)
+{
+	const struct chorus_meta_super *sb = vol->meta.super;
+	u32 slot = do_div(seq, le32_to_cpu(sb->al_slots));
+	sector_t sector = vol->meta.md_start +
+			  le64_to_cpu(sb->al_offset_sectors) +
+			  slot * (CHORUS_META_BLOCK >> SECTOR_SHIFT);
+
+	return chorus_meta_rw_block(vol->backing.bdev, sector, buf, opf);
+}
+
+u32 chorus_meta_al_slots(struct chorus_volume *vol)
+{
+	return le32_to_cpu(vol->meta.super->al_slots);
+}
+
+/* crc32c as the metadata uses it: seed ~0, final ~. */
+u32 chorus_meta_crc_of(const void *buf, size_t len)
+{
+	return ~crc32c(~0U, buf, len);
+}

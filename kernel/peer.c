@@ -311,6 +311,8 @@ static void chorus_peer_establish(struct chorus_peer *peer,
 	peer->backoff_ms = CHORUS_BACKOFF_MIN_MS;
 
 	if (owner) {
+		/* The log first: held writes may be in extents it lacks. */
+		chorus_al_send(peer);
 		chorus_peer_resend(peer, gen);
 		spin_lock_irq(&peer->lock);
 		if (peer->repl_state != CHORUS_REPL_UP_TO_DATE) {
@@ -744,6 +746,7 @@ static struct chorus_peer *chorus_peer_alloc(struct chorus_volume *vol,
 	init_waitqueue_head(&peer->replica_wait);
 	mutex_init(&peer->bm_mutex);
 	init_completion(&peer->job_done);
+	init_completion(&peer->al_done);
 	peer->conn_state = CHORUS_CONN_DISCONNECTED;
 	peer->backoff_ms = CHORUS_BACKOFF_MIN_MS;
 	return peer;
@@ -804,9 +807,13 @@ static int chorus_peer_load_slot(struct chorus_peer *peer,
 		return ret;
 	}
 	peer->meta_flags = flags;
-	if ((flags & CHORUS_META_PEER_OUT_OF_DATE) || peer->dirty) {
+	if (flags & CHORUS_META_PEER_OUT_OF_DATE) {
 		peer->repl_state = CHORUS_REPL_OUT_OF_DATE;
 		peer->in_writeset = false;
+	} else if (peer->dirty) {
+		/* A member with regions to resync (activity log): it stays. */
+		peer->repl_state = CHORUS_REPL_SYNCING;
+		peer->in_writeset = true;
 	} else {
 		peer->repl_state = CHORUS_REPL_UP_TO_DATE;
 		peer->in_writeset = true;

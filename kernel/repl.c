@@ -38,6 +38,7 @@ void chorus_repl_init(struct chorus_volume *vol)
 {
 	struct chorus_repl *repl = &vol->repl;
 
+	chorus_al_init(vol);
 	mutex_init(&repl->conf_lock);
 	mutex_init(&repl->meta_lock);
 	spin_lock_init(&repl->peers_lock);
@@ -267,6 +268,12 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 	struct chorus_peer *peer;
 	int i;
 
+	if (data && chorus_al_begin(vol, rq)) {
+		WRITE_ONCE(rqd->status, BLK_STS_IOERR);
+		chorus_rq_put(rq);
+		return;
+	}
+
 	/* Reserve ids first: past this point nothing may fail half-way. */
 	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
 		peer = vol->repl.peers[i];
@@ -354,6 +361,7 @@ blk_status_t chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 	memset(rqd->sent_gen, 0, sizeof(rqd->sent_gen));
 	INIT_LIST_HEAD(&rqd->wait_entry);
 	rqd->range.in_tree = false;
+	rqd->al_held = false;
 
 	if (req_op(rq) != REQ_OP_FLUSH) {
 		start = blk_rq_pos(rq);
@@ -382,6 +390,7 @@ void chorus_repl_rq_done(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
 
+	chorus_al_end(vol, rq);
 	if (rqd->range.in_tree)
 		chorus_range_unlock(vol, &rqd->range);
 }
@@ -510,8 +519,17 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			NL_SET_ERR_MSG(extack, "cannot write the epoch to the metadata");
 			goto unfreeze;
 		}
+		/* Whatever the last owner may have had in flight is resynced. */
+		ret = chorus_al_fold(vol);
+		if (ret) {
+			NL_SET_ERR_MSG(extack, "cannot read or fold the activity log");
+			goto unfreeze;
+		}
 	} else {
 		epoch = highest;
+		/* Nothing is in flight: a clean handover needs no resync. */
+		if (repl->role == CHORUS_ROLE_OWNER && chorus_al_clear(vol))
+			pr_warn("%s: cannot clear the activity log\n", vol->name);
 	}
 	for (i = 0; i < CHORUS_MAX_PEERS; i++)
 		if (repl->peers[i])
@@ -644,6 +662,8 @@ static u8 chorus_ack_type(u8 type)
 		return CHORUS_MSG_FLUSH_ACK;
 	case CHORUS_MSG_RESYNC_DATA:
 		return CHORUS_MSG_RESYNC_ACK;
+	case CHORUS_MSG_STATE:
+		return CHORUS_MSG_STATE_ACK;
 	default:
 		return CHORUS_MSG_VERIFY_REPLY;
 	}
@@ -679,6 +699,8 @@ static int chorus_replica_request(struct chorus_conn *conn,
 		return chorus_replica_answer(conn, hdr, ack,
 					     CHORUS_WIRE_STALE_EPOCH);
 	}
+	if (hdr->type == CHORUS_MSG_STATE)
+		return chorus_al_store(conn, hdr, pages, nr_pages);
 	if (hdr->type == CHORUS_MSG_VERIFY_REQ) {
 		u32 crc = le32_to_cpu(*(__le32 *)page_address(pages[0]));
 
@@ -782,7 +804,11 @@ int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 	case CHORUS_MSG_FLUSH:
 	case CHORUS_MSG_RESYNC_DATA:
 	case CHORUS_MSG_VERIFY_REQ:
+	case CHORUS_MSG_STATE:
 		return chorus_replica_request(conn, hdr, pages, nr_pages);
+	case CHORUS_MSG_STATE_ACK:
+		chorus_al_answer(peer, hdr);
+		return 0;
 	case CHORUS_MSG_WRITE_ACK:
 	case CHORUS_MSG_FLUSH_ACK:
 		if (chorus_owner_ack(conn, hdr))

@@ -184,6 +184,9 @@ enum chorus_job {
  * @job_next_seq: last id given to a job message, never reused
  * @job_seq: seq of the job message awaiting its answer
  * @job_sector: its sector
+ * @al_seq: seq of the STATE awaiting its STATE_ACK
+ * @al_status: the STATE_ACK's status
+ * @al_done: completed by the STATE_ACK
  * @job_status: the answer's status
  * @job_done: completed by the answer
  * @sync_total: bytes to copy in the running resync
@@ -244,6 +247,9 @@ struct chorus_peer {
 	u64 job_sector;
 	u32 job_status;
 	struct completion job_done;
+	u64 al_seq;
+	u32 al_status;
+	struct completion al_done;
 	atomic64_t sync_total;
 	atomic64_t sync_done;
 	atomic64_t sync_rate;
@@ -256,6 +262,39 @@ struct chorus_peer {
 		atomic64_t reconnects;
 		atomic64_t resynced_bytes;
 	} stats;
+};
+
+#define CHORUS_AL_ACTIVE	64	/* extents in the activity log at once */
+
+/**
+ * struct chorus_al - the owner's activity log
+ * @mutex: serialises transactions and @block
+ * @lock: protects @extents, @inflight, @used, @nr and @stamp; taken from
+ *	request completion, so with irqs off
+ * @extents: the active extents
+ * @inflight: writes in flight per active extent
+ * @used: LRU stamp per active extent
+ * @nr: active extents
+ * @stamp: LRU clock
+ * @seq: seq of the last transaction on disk, under @mutex
+ * @disk_nr: extents in that transaction, under @mutex
+ * @block: transaction buffer, under @mutex
+ * @wq: woken when an extent's last write completes
+ * @shift: sectors per extent, as a shift
+ */
+struct chorus_al {
+	struct mutex mutex; /* see above */
+	spinlock_t lock; /* see above */
+	u32 extents[CHORUS_AL_ACTIVE];
+	u32 inflight[CHORUS_AL_ACTIVE];
+	u64 used[CHORUS_AL_ACTIVE];
+	int nr;
+	u64 stamp;
+	u64 seq;
+	u32 disk_nr;
+	struct chorus_meta_al *block;
+	wait_queue_head_t wq;
+	unsigned int shift;
 };
 
 /**
@@ -280,6 +319,7 @@ struct chorus_peer {
  * @ping_timeout_ms: see above
  * @resync_rate: see above
  * @auto_degrade: see above
+ * @al: the activity log
  */
 struct chorus_repl {
 	struct mutex conf_lock; /* see above */
@@ -302,6 +342,7 @@ struct chorus_repl {
 	u32 ping_timeout_ms;
 	u64 resync_rate;
 	bool auto_degrade;
+	struct chorus_al al;
 };
 
 /**
@@ -323,6 +364,7 @@ struct chorus_range {
  * @wait_entry: in chorus_repl.waiting while it waits for a conflict
  * @seq: per peer slot, the request's id in chorus_peer.inflight; 0 if none
  * @sent_gen: per peer slot, the session it was last sent on
+ * @al_held: the request holds its activity log extents
  */
 struct chorus_rq {
 	atomic_t pending;
@@ -331,6 +373,7 @@ struct chorus_rq {
 	struct list_head wait_entry;
 	u32 seq[CHORUS_MAX_PEERS];
 	u32 sent_gen[CHORUS_MAX_PEERS];
+	bool al_held;
 };
 
 /* repl.c */
@@ -401,6 +444,20 @@ void chorus_bitmap_set_all_locked(struct chorus_peer *peer);
 void chorus_bitmap_clear_bit_locked(struct chorus_peer *peer,
 				    unsigned long bit);
 unsigned long chorus_bitmap_next(struct chorus_peer *peer, unsigned long from);
+
+/* actlog.c */
+void chorus_al_init(struct chorus_volume *vol);
+int chorus_al_attach(struct chorus_volume *vol);
+void chorus_al_detach(struct chorus_volume *vol);
+int chorus_al_begin(struct chorus_volume *vol, struct request *rq);
+void chorus_al_end(struct chorus_volume *vol, struct request *rq);
+int chorus_al_fold(struct chorus_volume *vol);
+int chorus_al_clear(struct chorus_volume *vol);
+int chorus_al_send(struct chorus_peer *peer);
+void chorus_al_answer(struct chorus_peer *peer,
+		      const struct chorus_wire_hdr *hdr);
+int chorus_al_store(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
+		    struct page **pages, unsigned int nr_pages);
 
 /* resync.c */
 int chorus_job_start(struct chorus_peer *peer, enum chorus_job job,

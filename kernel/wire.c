@@ -68,6 +68,8 @@ static u32 chorus_wire_payload_len(const struct chorus_wire_hdr *hdr)
 		return le32_to_cpu(hdr->len);
 	case CHORUS_MSG_VERIFY_REQ:
 		return sizeof(__le32);
+	case CHORUS_MSG_STATE:
+		return CHORUS_META_BLOCK;
 	default:
 		return 0;
 	}
@@ -106,8 +108,7 @@ int chorus_wire_check_hdr(const struct chorus_wire_hdr *hdr, const char **why)
 		*why = "version";
 	else if (!hdr->type || hdr->type >= __CHORUS_MSG_MAX ||
 		 hdr->type == CHORUS_MSG_READ ||
-		 hdr->type == CHORUS_MSG_READ_DATA ||
-		 hdr->type == CHORUS_MSG_STATE || hdr->type == CHORUS_MSG_NACK)
+		 hdr->type == CHORUS_MSG_READ_DATA || hdr->type == CHORUS_MSG_NACK)
 		*why = "type";
 	else if (flags & ~chorus_wire_type_flags[hdr->type])
 		*why = "flags";

@@ -38,8 +38,11 @@
  * @CHORUS_MSG_VERIFY_REQ: owner to replica: compare a region with the
  *	crc32c in the 4-byte payload
  * @CHORUS_MSG_VERIFY_REPLY: replica to owner: status 0 or MISMATCH
- * @CHORUS_MSG_STATE: reserved (activity log shipping)
+ * @CHORUS_MSG_STATE: owner to replica: the owner's activity log, a
+ *	&struct chorus_meta_al of CHORUS_META_BLOCK bytes, to keep until a new
+ *	owner takes over
  * @CHORUS_MSG_NACK: reserved
+ * @CHORUS_MSG_STATE_ACK: replica to owner: the STATE is on disk
  */
 enum chorus_msg_type {
 	CHORUS_MSG_HELLO = 1,
@@ -58,6 +61,7 @@ enum chorus_msg_type {
 	CHORUS_MSG_VERIFY_REPLY,
 	CHORUS_MSG_STATE,
 	CHORUS_MSG_NACK,
+	CHORUS_MSG_STATE_ACK,
 
 	__CHORUS_MSG_MAX,
 };

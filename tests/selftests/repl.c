@@ -361,6 +361,58 @@ TEST_F_TIMEOUT(repl, stale_epoch_refused, 300)
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/*
+ * The owner is cut off mid-write (its link goes down under fio, so writes
+ * reach its disk and not the replica's): the replica becomes owner at a
+ * higher epoch, folds the activity log the old owner shipped into its
+ * bitmap, and when the old owner comes back as a replica, exactly those
+ * extents are resynced: the replicas end identical. Without the log the
+ * old owner would keep writes the new owner never had.
+ */
+TEST_F_TIMEOUT(repl, owner_lost_activity_log_resynced, 300)
+{
+	uint64_t resynced;
+	pid_t fio;
+
+	start("none", true);
+	fio = fork();
+	ASSERT_LE(0, fio);
+	if (fio == 0)
+		_exit(run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=16 --offset=0 "
+			  "--size=16M --time_based --runtime=120 >/dev/null") ? 1 : 0);
+	env_track_pid(&self->env, fio);
+	sleep(3);
+	ASSERT_EQ(0, run("ip link set eth0 down"));
+	ASSERT_TRUE(wait_peer(self, 1, PEER, "conn_state", "unreachable", 15));
+	ASSERT_TRUE(wait_peer(self, PEER, 1, "conn_state", "unreachable", 15));
+	EXPECT_LT(0, peer_u64(self, 1, PEER, "held"));
+	/* The application on the old owner dies with its writes held. */
+	run("pkill -KILL -x fio; true");
+
+	ASSERT_EQ(0, peer_run("%s volume role " VOL " owner --epoch %d >/dev/null",
+			      self->ctl, EPOCH + 1));
+	EXPECT_TRUE(wait_peer(self, PEER, 1, "repl_state", "syncing", 5))
+		TH_LOG("the new owner did not mark the old owner's extents");
+	EXPECT_LT(0, peer_u64(self, PEER, 1, "dirty_bytes"));
+
+	/* The old owner lets its held writes go and steps down. */
+	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", self->ctl));
+	waitpid(fio, NULL, 0);
+	self->env.npids = 0;
+	ASSERT_EQ(0, run("%s volume role " VOL " replica >/dev/null", self->ctl));
+	ASSERT_EQ(0, run("ip link set eth0 up"));
+
+	ASSERT_TRUE(wait_peer(self, PEER, 1, "repl_state", "up-to-date", 120));
+	resynced = peer_u64(self, PEER, 1, "resynced_bytes");
+	TH_LOG("activity log resync: %llu bytes", (unsigned long long)resynced);
+	EXPECT_LT(0, resynced);
+	EXPECT_GE(16 * MiB, resynced) TH_LOG("resynced more than the extents written");
+	replicas_identical();
+	/* The old owner accepted the new epoch and persisted it. */
+	EXPECT_EQ(0, run("%s volume role " VOL " owner --epoch %d 2>/dev/null; test $? -ne 0",
+			 self->ctl, EPOCH));
+}
+
 /* Every malformed field closes the connection; nothing is written. */
 TEST_F_TIMEOUT(repl, malformed_messages_close_the_connection, 300)
 {

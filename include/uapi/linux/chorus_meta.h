@@ -47,6 +47,34 @@
 #define CHORUS_META_PEER_OUT_OF_DATE	(1U << 0)
 #define CHORUS_META_PEER_FULL_SYNC	(1U << 1)
 
+#define CHORUS_META_AL_MAGIC		0x4c4153555248434fULL	/* "OCHRUSAL" */
+#define CHORUS_META_AL_MAX_EXTENTS	1000
+
+/**
+ * struct chorus_meta_al - one activity log transaction, CHORUS_META_BLOCK bytes
+ * @magic: CHORUS_META_AL_MAGIC
+ * @seq: transaction number on this device; transaction n is in AL block
+ *	n % al_slots, and the valid one with the highest seq is current
+ * @epoch: epoch of the owner whose writes the extents describe
+ * @owner_node: node id of that owner (this node, or the owner that
+ *	shipped it in a STATE message)
+ * @nr_extents: entries used in @extents
+ * @extents: extents (2^al_extent_shift bytes each) that may have writes in
+ *	flight; every transaction lists the whole active set
+ * @reserved: zero
+ * @crc: crc32c (Castagnoli, seed ~0, final ~) of the bytes before it
+ */
+struct chorus_meta_al {
+	__le64 magic;
+	__le64 seq;
+	__le64 epoch;
+	__le32 owner_node;
+	__le32 nr_extents;
+	__le32 extents[CHORUS_META_AL_MAX_EXTENTS];
+	__u8 reserved[60];
+	__le32 crc;
+};
+
 /**
  * struct chorus_meta_peer - what this replica knows of one peer
  * @node_id: the peer's node id; 0 for an unused slot

@@ -1,0 +1,638 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chorus - replicated block storage: the activity log.
+ *
+ * The owner keeps a set of at most CHORUS_AL_ACTIVE extents (4 MiB each as
+ * formatted) in which writes may be in flight. Before a write to an extent
+ * outside the set goes out, the extent is added (evicting the least
+ * recently used idle one), the whole set is written to the local AL ring
+ * with FUA and shipped in a STATE message to every connected member of the
+ * write set, which writes it to its own AL ring before answering. So after
+ * any crash, every region where replicas may differ is named in the last
+ * transaction of the old owner, on its own disk and on every replica.
+ *
+ * A node folds its last transaction into the bitmaps of all its peer slots
+ * when it attaches and when it becomes owner, then writes an empty one:
+ * those extents are resynced from the (new) owner before the peers are
+ * up to date again (invariant 6). An owner that steps down or detaches
+ * with nothing in flight writes and ships an empty transaction, so a clean
+ * handover costs no resync.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blk-mq.h>
+#include <linux/slab.h>
+#include <net/netlink.h>
+
+#include "chorus.h"
+
+void chorus_al_init(struct chorus_volume *vol)
+{
+	struct chorus_al *al = &vol->repl.al;
+
+	mutex_init(&al->mutex);
+	spin_lock_init(&al->lock);
+	init_waitqueue_head(&al->wq);
+}
+
+static bool chorus_al_block_valid(struct chorus_volume *vol,
+				  const struct chorus_meta_al *b)
+{
+	u64 extents = DIV_ROUND_UP_ULL(vol->nr_sectors, 1ULL << vol->repl.al.shift);
+	u32 i, nr = le32_to_cpu(b->nr_extents);
+
+	if (le64_to_cpu(b->magic) != CHORUS_META_AL_MAGIC ||
+	    le32_to_cpu(b->crc) !=
+	    chorus_meta_crc_of(b, offsetof(struct chorus_meta_al, crc)) ||
+	    nr > CHORUS_META_AL_MAX_EXTENTS)
+		return false;
+	for (i = 0; i < nr; i++)
+		if (le32_to_cpu(b->extents[i]) >= extents)
+			return false;
+	return true;
+}
+
+static void chorus_al_seal(struct chorus_meta_al *b, u64 seq)
+{
+	b->magic = cpu_to_le64(CHORUS_META_AL_MAGIC);
+	b->seq = cpu_to_le64(seq);
+	b->crc = cpu_to_le32(chorus_meta_crc_of(b, offsetof(struct chorus_meta_al, crc)));
+}
+
+/* Write the set in al->block as transaction seq + 1. */
+static int chorus_al_write(struct chorus_volume *vol)
+{
+	struct chorus_al *al = &vol->repl.al;
+	struct chorus_meta_al *b = al->block;
+	int ret;
+
+	lockdep_assert_held(&al->mutex);
+	chorus_al_seal(b, al->seq + 1);
+	ret = chorus_meta_al_io(vol, al->seq + 1, b, REQ_OP_WRITE | REQ_FUA);
+	if (ret) {
+		pr_err_ratelimited("%s: cannot write the activity log (%d)\n",
+				   vol->name, ret);
+		return ret;
+	}
+	al->seq++;
+	al->disk_nr = le32_to_cpu(b->nr_extents);
+	return 0;
+}
+
+/* Fill al->block with this owner's active set. */
+static void chorus_al_fill(struct chorus_volume *vol)
+{
+	struct chorus_al *al = &vol->repl.al;
+	struct chorus_meta_al *b = al->block;
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	b->epoch = cpu_to_le64(READ_ONCE(vol->repl.epoch));
+	b->owner_node = cpu_to_le32(vol->node_id);
+	spin_lock_irq(&al->lock);
+	for (i = 0; i < al->nr; i++)
+		b->extents[i] = cpu_to_le32(al->extents[i]);
+	b->nr_extents = cpu_to_le32(al->nr);
+	spin_unlock_irq(&al->lock);
+}
+
+/* Set the bits of extent @e in an on-disk bitmap block @buf covering @block. */
+static bool chorus_al_mark_block(struct chorus_volume *vol, void *buf,
+				 unsigned long block, u32 e)
+{
+	const unsigned long per_block = CHORUS_META_BLOCK * BITS_PER_BYTE;
+	sector_t rs = vol->repl.region_sectors;
+	sector_t start = (sector_t)e << vol->repl.al.shift;
+	sector_t end = min_t(sector_t, start + (1ULL << vol->repl.al.shift),
+			     vol->nr_sectors);
+	unsigned long bit = div64_u64(start, rs), last = div64_u64(end - 1, rs);
+	bool any = false;
+
+	for (; bit <= last; bit++) {
+		if (bit / per_block != block)
+			continue;
+		__set_bit_le(bit % per_block, buf);
+		any = true;
+	}
+	return any;
+}
+
+/* Mark @b's extents in the bitmap of a superblock slot no peer has loaded. */
+static int chorus_al_mark_slot(struct chorus_volume *vol, int slot,
+			       const struct chorus_meta_al *b, void *buf)
+{
+	const unsigned long per_block = CHORUS_META_BLOCK * BITS_PER_BYTE;
+	unsigned long blocks = DIV_ROUND_UP(DIV_ROUND_UP_ULL(vol->nr_sectors,
+						vol->repl.region_sectors), per_block);
+	u32 i, nr = le32_to_cpu(b->nr_extents);
+	unsigned long block;
+	bool dirty;
+	int ret;
+
+	for (block = 0; block < blocks; block++) {
+		ret = chorus_meta_bitmap_io(vol, slot, block, buf, REQ_OP_READ);
+		if (ret)
+			return ret;
+		dirty = false;
+		for (i = 0; i < nr; i++)
+			dirty |= chorus_al_mark_block(vol, buf, block,
+						      le32_to_cpu(b->extents[i]));
+		if (dirty) {
+			ret = chorus_meta_bitmap_io(vol, slot, block, buf,
+						    REQ_OP_WRITE | REQ_FUA);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
+static struct chorus_peer *chorus_al_slot_peer(struct chorus_volume *vol,
+					       int slot)
+{
+	int i;
+
+	for (i = 0; i < CHORUS_MAX_PEERS; i++)
+		if (vol->repl.peers[i] && vol->repl.peers[i]->meta_slot == slot)
+			return vol->repl.peers[i];
+	return NULL;
+}
+
+/* Mark @b's extents in a loaded peer's bitmap; it needs a resync. */
+static int chorus_al_mark_peer(struct chorus_peer *peer,
+			       const struct chorus_meta_al *b)
+{
+	struct chorus_volume *vol = peer->vol;
+	u32 i, nr = le32_to_cpu(b->nr_extents);
+	int ret;
+
+	mutex_lock(&peer->bm_mutex);
+	spin_lock_irq(&peer->lock);
+	for (i = 0; i < nr; i++) {
+		sector_t start = (sector_t)le32_to_cpu(b->extents[i]) <<
+				 vol->repl.al.shift;
+
+		chorus_bitmap_set_locked(peer, start,
+					 min_t(sector_t, 1ULL << vol->repl.al.shift,
+					       vol->nr_sectors - start));
+	}
+	/* Still a member: it is resynced as soon as it is connected. */
+	if (nr && peer->repl_state == CHORUS_REPL_UP_TO_DATE)
+		peer->repl_state = CHORUS_REPL_SYNCING;
+	spin_unlock_irq(&peer->lock);
+	ret = chorus_bitmap_write_all(peer);
+	mutex_unlock(&peer->bm_mutex);
+	return ret;
+}
+
+/* Read the last valid transaction into al->block; false if there is none. */
+static int chorus_al_read_last(struct chorus_volume *vol, bool *found)
+{
+	struct chorus_al *al = &vol->repl.al;
+	u32 n, slots = chorus_meta_al_slots(vol);
+	u64 best = 0;
+	void *buf;
+	int ret = 0;
+
+	*found = false;
+	buf = kmalloc(CHORUS_META_BLOCK, GFP_KERNEL);
+	if (!buf)
+		return -ENOMEM;
+	for (n = 0; n < slots && !ret; n++) {
+		struct chorus_meta_al *b = buf;
+
+		ret = chorus_meta_al_io(vol, n, buf, REQ_OP_READ);
+		if (ret || !chorus_al_block_valid(vol, b))
+			continue;
+		if (!*found || le64_to_cpu(b->seq) > best) {
+			best = le64_to_cpu(b->seq);
+			memcpy(al->block, b, CHORUS_META_BLOCK);
+			*found = true;
+		}
+	}
+	kfree(buf);
+	if (!ret)
+		al->seq = max(al->seq, best);
+	return ret;
+}
+
+/**
+ * chorus_al_fold() - turn the last activity log into resync work
+ * @vol: the volume; no write is in flight (attach, or the queue frozen)
+ *
+ * Every extent of the last transaction (this node's own as a crashed
+ * owner, or the one the last owner shipped) is set in the bitmap of every
+ * peer slot; then an empty transaction is written.
+ *
+ * Context: process context, chorus_repl.conf_lock held or attaching.
+ * Return: 0 or a negative errno; the log is left as it was on error.
+ */
+int chorus_al_fold(struct chorus_volume *vol)
+{
+	struct chorus_al *al = &vol->repl.al;
+	struct chorus_meta_super *sb = vol->meta.super;
+	struct chorus_meta_al *last;
+	struct chorus_peer *peer;
+	bool found;
+	void *buf;
+	int slot, ret;
+
+	mutex_lock(&al->mutex);
+	ret = chorus_al_read_last(vol, &found);
+	if (ret || !found || !al->block->nr_extents)
+		goto unlock;
+	last = kmemdup(al->block, CHORUS_META_BLOCK, GFP_KERNEL);
+	buf = kmalloc(CHORUS_META_BLOCK, GFP_KERNEL);
+	if (!last || !buf) {
+		ret = -ENOMEM;
+		goto free;
+	}
+	pr_info("%s: activity log of node %u at epoch %llu names %u extents: resyncing them\n",
+		vol->name, le32_to_cpu(last->owner_node), le64_to_cpu(last->epoch),
+		le32_to_cpu(last->nr_extents));
+	for (slot = 0; slot < le32_to_cpu(sb->max_peers) && !ret; slot++) {
+		if (!le32_to_cpu(sb->peers[slot].node_id))
+			continue;
+		peer = chorus_al_slot_peer(vol, slot);
+		ret = peer ? chorus_al_mark_peer(peer, last) :
+			     chorus_al_mark_slot(vol, slot, last, buf);
+	}
+	if (!ret) {
+		chorus_al_fill(vol);
+		ret = chorus_al_write(vol);
+	}
+free:
+	kfree(buf);
+	kfree(last);
+unlock:
+	mutex_unlock(&al->mutex);
+	return ret;
+}
+
+/**
+ * chorus_al_attach() - load the activity log when a volume is attached
+ * @vol: the volume, metadata loaded, no peers yet
+ *
+ * Context: process context.
+ * Return: 0 or a negative errno.
+ */
+int chorus_al_attach(struct chorus_volume *vol)
+{
+	struct chorus_al *al = &vol->repl.al;
+	u32 shift = le32_to_cpu(vol->meta.super->al_extent_shift);
+
+	/* A request (at most 1 MiB) must span at most two extents. */
+	if (shift < 21 || shift > 30) {
+		pr_err("%s: activity log extent shift %u is not in 21..30\n",
+		       vol->name, shift);
+		return -EUCLEAN;
+	}
+	al->shift = shift - SECTOR_SHIFT;
+	al->block = kzalloc(CHORUS_META_BLOCK, GFP_KERNEL);
+	if (!al->block)
+		return -ENOMEM;
+	return chorus_al_fold(vol);
+}
+
+/**
+ * chorus_al_detach() - write an empty log on a clean detach
+ * @vol: the volume, idle
+ */
+void chorus_al_detach(struct chorus_volume *vol)
+{
+	struct chorus_al *al = &vol->repl.al;
+
+	mutex_lock(&al->mutex);
+	if (al->block && al->disk_nr) {
+		spin_lock_irq(&al->lock);
+		al->nr = 0;
+		spin_unlock_irq(&al->lock);
+		chorus_al_fill(vol);
+		chorus_al_write(vol);
+	}
+	mutex_unlock(&al->mutex);
+	kfree(al->block);
+	al->block = NULL;
+}
+
+/*
+ * Send al->block as STATE to @peer and wait for its STATE_ACK. Context:
+ * al->mutex held.
+ */
+static int chorus_al_send_block(struct chorus_peer *peer)
+{
+	struct chorus_volume *vol = peer->vol;
+	struct chorus_al *al = &vol->repl.al;
+	struct page *page = virt_to_page(al->block);
+	struct chorus_msg_data data = { .pages = &page, .len = CHORUS_META_BLOCK };
+	struct chorus_wire_hdr hdr;
+	struct chorus_conn *conn;
+	unsigned long timeout, left;
+	u32 gen = 0;
+	int ret;
+
+	lockdep_assert_held(&al->mutex);
+	chorus_wire_init_hdr(&hdr, CHORUS_MSG_STATE, READ_ONCE(vol->repl.epoch),
+			     ++peer->job_next_seq, 0, 0);
+	hdr.payload_len = cpu_to_le32(CHORUS_META_BLOCK);
+	reinit_completion(&peer->al_done);
+	WRITE_ONCE(peer->al_seq, le64_to_cpu(hdr.seq));
+	down_read(&peer->session_sem);
+	conn = peer->conns[0];
+	ret = -ENOTCONN;
+	if (conn) {
+		gen = conn->gen;
+		ret = chorus_conn_send(conn, &hdr, NULL, &data);
+	}
+	up_read(&peer->session_sem);
+	if (ret)
+		return ret;
+	timeout = msecs_to_jiffies(READ_ONCE(vol->repl.request_timeout_ms));
+	left = wait_for_completion_timeout(&peer->al_done, timeout);
+	if (!left) {
+		chorus_peer_fail(peer, gen, "activity log not acknowledged");
+		return -ETIMEDOUT;
+	}
+	return READ_ONCE(peer->al_status) == CHORUS_WIRE_OK ? 0 : -EIO;
+}
+
+/**
+ * chorus_al_send() - give a peer this owner's activity log
+ * @peer: a peer whose session was just established
+ *
+ * Context: process context; session_mutex held.
+ * Return: 0 or a negative errno (the session is failed).
+ */
+int chorus_al_send(struct chorus_peer *peer)
+{
+	struct chorus_al *al = &peer->vol->repl.al;
+	int ret;
+
+	mutex_lock(&al->mutex);
+	chorus_al_fill(peer->vol);
+	chorus_al_seal(al->block, al->seq);
+	ret = chorus_al_send_block(peer);
+	mutex_unlock(&al->mutex);
+	return ret;
+}
+
+/**
+ * chorus_al_clear() - an owner stepping down empties its log everywhere
+ * @vol: the volume, its queue frozen
+ *
+ * Context: process context, conf_lock held.
+ * Return: 0 or the error of the local write.
+ */
+int chorus_al_clear(struct chorus_volume *vol)
+{
+	struct chorus_al *al = &vol->repl.al;
+	int i, ret;
+
+	mutex_lock(&al->mutex);
+	spin_lock_irq(&al->lock);
+	al->nr = 0;
+	spin_unlock_irq(&al->lock);
+	chorus_al_fill(vol);
+	ret = chorus_al_write(vol);
+	for (i = 0; i < CHORUS_MAX_PEERS && !ret; i++) {
+		struct chorus_peer *peer = vol->repl.peers[i];
+
+		if (peer && READ_ONCE(peer->conn_state) == CHORUS_CONN_CONNECTED)
+			chorus_al_send_block(peer);
+	}
+	mutex_unlock(&al->mutex);
+	return ret;
+}
+
+static int chorus_al_find(struct chorus_al *al, u32 e)
+{
+	int i;
+
+	lockdep_assert_held(&al->lock);
+	for (i = 0; i < al->nr; i++)
+		if (al->extents[i] == e)
+			return i;
+	return -1;
+}
+
+/* Take a reference on every extent of [first, last] that is active. */
+static bool chorus_al_get_active(struct chorus_al *al, u32 first, u32 last)
+{
+	int idx[2], n = last - first + 1, i;
+
+	lockdep_assert_held(&al->lock);
+	for (i = 0; i < n; i++) {
+		idx[i] = chorus_al_find(al, first + i);
+		if (idx[i] < 0)
+			return false;
+	}
+	for (i = 0; i < n; i++) {
+		al->inflight[idx[i]]++;
+		al->used[idx[i]] = ++al->stamp;
+	}
+	return true;
+}
+
+/* Make room for one extent: a free entry or the LRU idle one; -1 if none. */
+static int chorus_al_victim(struct chorus_al *al)
+{
+	int i, best = -1;
+
+	lockdep_assert_held(&al->lock);
+	if (al->nr < CHORUS_AL_ACTIVE)
+		return al->nr++;
+	for (i = 0; i < al->nr; i++)
+		if (!al->inflight[i] && (best < 0 || al->used[i] < al->used[best]))
+			best = i;
+	return best;
+}
+
+static bool chorus_al_room(struct chorus_al *al)
+{
+	bool room;
+	int i;
+
+	spin_lock_irq(&al->lock);
+	room = al->nr < CHORUS_AL_ACTIVE;
+	for (i = 0; i < al->nr && !room; i++)
+		room = !al->inflight[i];
+	spin_unlock_irq(&al->lock);
+	return room;
+}
+
+/**
+ * chorus_al_begin() - make sure a write's extents are in the activity log
+ * @vol: the volume; this node is owner with peers
+ * @rq: a write, discard or write-zeroes of at most two extents
+ *
+ * Context: process context; may sleep (log write, STATE round trips).
+ * Return: 0 with the extents held until chorus_al_end(), or a negative
+ * errno (the request must fail).
+ */
+int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_al *al = &vol->repl.al;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	u32 first = blk_rq_pos(rq) >> al->shift;
+	u32 last = (blk_rq_pos(rq) + blk_rq_sectors(rq) - 1) >> al->shift;
+	int i, ret = 0;
+	u32 e;
+
+	spin_lock_irq(&al->lock);
+	if (chorus_al_get_active(al, first, last)) {
+		spin_unlock_irq(&al->lock);
+		rqd->al_held = true;
+		return 0;
+	}
+	spin_unlock_irq(&al->lock);
+
+	mutex_lock(&al->mutex);
+	for (e = first; e <= last; e++) {
+		int slot;
+
+		spin_lock_irq(&al->lock);
+		if (chorus_al_find(al, e) >= 0) {
+			spin_unlock_irq(&al->lock);
+			continue;
+		}
+		slot = chorus_al_victim(al);
+		if (slot < 0) {
+			spin_unlock_irq(&al->lock);
+			/* Every extent is busy: wait for one to drain. */
+			wait_event(al->wq, chorus_al_room(al));
+			e--;
+			continue;
+		}
+		al->extents[slot] = e;
+		al->inflight[slot] = 0;
+		al->used[slot] = ++al->stamp;
+		spin_unlock_irq(&al->lock);
+	}
+	/* Take the references before writing, so no extent is evicted. */
+	spin_lock_irq(&al->lock);
+	WARN_ON_ONCE(!chorus_al_get_active(al, first, last));
+	spin_unlock_irq(&al->lock);
+	rqd->al_held = true;
+
+	chorus_al_fill(vol);
+	ret = chorus_al_write(vol);
+	for (i = 0; i < CHORUS_MAX_PEERS && !ret; i++) {
+		struct chorus_peer *peer = vol->repl.peers[i];
+		bool send;
+
+		if (!peer)
+			continue;
+		spin_lock_irq(&peer->lock);
+		send = peer->in_writeset &&
+		       peer->conn_state == CHORUS_CONN_CONNECTED;
+		spin_unlock_irq(&peer->lock);
+		/*
+		 * A member not connected gets the log when its session is
+		 * established, before any held write; one that fails here
+		 * holds this write like any other.
+		 */
+		if (send)
+			chorus_al_send_block(peer);
+	}
+	mutex_unlock(&al->mutex);
+	return ret;
+}
+
+/**
+ * chorus_al_end() - a write that held activity log extents completed
+ * @vol: the volume
+ * @rq: the request
+ *
+ * Context: any, including hard irq.
+ */
+void chorus_al_end(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_al *al = &vol->repl.al;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	u32 first = blk_rq_pos(rq) >> al->shift;
+	u32 last = (blk_rq_pos(rq) + blk_rq_sectors(rq) - 1) >> al->shift;
+	unsigned long flags;
+	bool wake = false;
+	u32 e;
+	int i;
+
+	if (!rqd->al_held)
+		return;
+	rqd->al_held = false;
+	spin_lock_irqsave(&al->lock, flags);
+	for (e = first; e <= last; e++) {
+		i = chorus_al_find(al, e);
+		if (!WARN_ON_ONCE(i < 0) && !--al->inflight[i])
+			wake = true;
+	}
+	spin_unlock_irqrestore(&al->lock, flags);
+	if (wake)
+		wake_up_all(&al->wq);
+}
+
+/**
+ * chorus_al_answer() - a STATE_ACK arrived
+ * @peer: the peer
+ * @hdr: the answer
+ *
+ * Context: the receive thread.
+ */
+void chorus_al_answer(struct chorus_peer *peer, const struct chorus_wire_hdr *hdr)
+{
+	if (le64_to_cpu(hdr->seq) != READ_ONCE(peer->al_seq))
+		return;
+	WRITE_ONCE(peer->al_status, le32_to_cpu(hdr->status));
+	complete(&peer->al_done);
+}
+
+/**
+ * chorus_al_store() - a replica keeps the owner's activity log
+ * @conn: the connection the STATE came on
+ * @hdr: the header, epoch already accepted
+ * @pages: one page with the &struct chorus_meta_al; freed here
+ * @nr_pages: 1
+ *
+ * Context: the receive thread.
+ * Return: 0, or -EPROTO for a malformed log (the session is closed).
+ */
+int chorus_al_store(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
+		    struct page **pages, unsigned int nr_pages)
+{
+	struct chorus_peer *peer = conn->peer;
+	struct chorus_volume *vol = peer->vol;
+	struct chorus_meta_al *b = page_address(pages[0]);
+	struct chorus_al *al = &vol->repl.al;
+	struct chorus_reply *reply;
+	u32 status = CHORUS_WIRE_OK;
+	int ret = 0;
+
+	if (!chorus_al_block_valid(vol, b) ||
+	    le32_to_cpu(b->owner_node) != peer->node_id ||
+	    le64_to_cpu(b->epoch) != le64_to_cpu(hdr->epoch) ||
+	    memchr_inv(b->reserved, 0, sizeof(b->reserved))) {
+		pr_warn_ratelimited("%s: peer %u: malformed activity log; closing\n",
+				    vol->name, peer->node_id);
+		ret = -EPROTO;
+		goto free;
+	}
+	mutex_lock(&al->mutex);
+	memcpy(al->block, b, CHORUS_META_BLOCK);
+	if (chorus_al_write(vol))
+		status = CHORUS_WIRE_IO_ERROR;
+	mutex_unlock(&al->mutex);
+
+	reply = kzalloc(sizeof(*reply), GFP_KERNEL);
+	if (!reply) {
+		ret = -ENOMEM;
+		goto free;
+	}
+	reply->conn = conn;
+	chorus_wire_init_hdr(&reply->hdr, CHORUS_MSG_STATE_ACK,
+			     le64_to_cpu(hdr->epoch), le64_to_cpu(hdr->seq), 0, 0);
+	reply->hdr.status = cpu_to_le32(status);
+	chorus_conn_reply(conn, reply);
+free:
+	__free_page(pages[0]);
+	kfree(pages);
+	return ret;
+}
