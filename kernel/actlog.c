@@ -16,7 +16,8 @@
  * those extents are resynced from the (new) owner before the peers are
  * up to date again (invariant 6). An owner that steps down or detaches
  * with nothing in flight writes and ships an empty transaction, so a clean
- * handover costs no resync.
+ * handover costs no resync. A detaching owner writes an empty one locally;
+ * a detaching replica keeps what its owner shipped.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -295,15 +296,16 @@ int chorus_al_attach(struct chorus_volume *vol)
 }
 
 /**
- * chorus_al_detach() - write an empty log on a clean detach
- * @vol: the volume, idle
+ * chorus_al_detach() - an owner writes an empty log on a clean detach
+ * @vol: the volume, idle, its sessions closed (so the log is local only)
  */
 void chorus_al_detach(struct chorus_volume *vol)
 {
 	struct chorus_al *al = &vol->repl.al;
 
 	mutex_lock(&al->mutex);
-	if (al->block && al->disk_nr) {
+	/* A replica keeps the log its owner shipped: the next owner needs it. */
+	if (al->block && al->disk_nr && vol->repl.role == CHORUS_ROLE_OWNER) {
 		spin_lock_irq(&al->lock);
 		al->nr = 0;
 		spin_unlock_irq(&al->lock);
@@ -333,7 +335,7 @@ static int chorus_al_send_block(struct chorus_peer *peer)
 
 	lockdep_assert_held(&al->mutex);
 	chorus_wire_init_hdr(&hdr, CHORUS_MSG_STATE, READ_ONCE(vol->repl.epoch),
-			     ++peer->job_next_seq, 0, 0);
+			     atomic64_inc_return(&peer->next_seq), 0, 0);
 	hdr.payload_len = cpu_to_le32(CHORUS_META_BLOCK);
 	reinit_completion(&peer->al_done);
 	WRITE_ONCE(peer->al_seq, le64_to_cpu(hdr.seq));
@@ -353,7 +355,16 @@ static int chorus_al_send_block(struct chorus_peer *peer)
 		chorus_peer_fail(peer, gen, "activity log not acknowledged");
 		return -ETIMEDOUT;
 	}
-	return READ_ONCE(peer->al_status) == CHORUS_WIRE_OK ? 0 : -EIO;
+	/*
+	 * A member that cannot keep the log gets no write: its session is
+	 * failed, so the write is held until the next session sends the log
+	 * again.
+	 */
+	if (READ_ONCE(peer->al_status) != CHORUS_WIRE_OK) {
+		chorus_peer_fail(peer, gen, "peer did not store the activity log");
+		return -EIO;
+	}
+	return 0;
 }
 
 /**
@@ -487,15 +498,22 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
 	spin_unlock_irq(&al->lock);
 
 	mutex_lock(&al->mutex);
+	/*
+	 * Take a reference on each extent as soon as it is active, so that
+	 * making room for the second cannot evict the first.
+	 */
 	for (e = first; e <= last; e++) {
 		int slot;
 
 		spin_lock_irq(&al->lock);
-		if (chorus_al_find(al, e) >= 0) {
-			spin_unlock_irq(&al->lock);
-			continue;
+		slot = chorus_al_find(al, e);
+		if (slot < 0) {
+			slot = chorus_al_victim(al);
+			if (slot >= 0) {
+				al->extents[slot] = e;
+				al->inflight[slot] = 0;
+			}
 		}
-		slot = chorus_al_victim(al);
 		if (slot < 0) {
 			spin_unlock_irq(&al->lock);
 			/* Every extent is busy: wait for one to drain. */
@@ -503,15 +521,10 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
 			e--;
 			continue;
 		}
-		al->extents[slot] = e;
-		al->inflight[slot] = 0;
+		al->inflight[slot]++;
 		al->used[slot] = ++al->stamp;
 		spin_unlock_irq(&al->lock);
 	}
-	/* Take the references before writing, so no extent is evicted. */
-	spin_lock_irq(&al->lock);
-	WARN_ON_ONCE(!chorus_al_get_active(al, first, last));
-	spin_unlock_irq(&al->lock);
 	rqd->al_held = true;
 
 	chorus_al_fill(vol);

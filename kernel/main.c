@@ -197,7 +197,7 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 			 struct chorus_volume **out)
 {
 	struct chorus_volume *vol;
-	int ret;
+	int ret, i;
 
 	lockdep_assert_held(&chorus_volumes_lock);
 
@@ -246,6 +246,13 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	vol->repl.region_sectors = 1ULL << (le32_to_cpu(vol->meta.super->bm_shift) -
 					    SECTOR_SHIFT);
 	vol->repl.epoch = le64_to_cpu(vol->meta.super->highest_epoch);
+	/*
+	 * A volume that never had peers is a standalone owner; one that had
+	 * some may be behind its owner, so it waits to be told its role.
+	 */
+	for (i = 0; i < le32_to_cpu(vol->meta.super->max_peers); i++)
+		if (le32_to_cpu(vol->meta.super->peers[i].node_id))
+			vol->repl.role = CHORUS_ROLE_REPLICA;
 
 	ret = chorus_meta_open(vol, extack);
 	if (ret)
@@ -260,6 +267,7 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	ret = chorus_dev_create(vol, extack);
 	if (ret)
 		goto detach_al;
+	set_disk_ro(vol->disk, vol->repl.role == CHORUS_ROLE_REPLICA);
 
 	idr_replace(&chorus_volumes_idr, vol, vol->index);
 	pr_info("%s: created as %s on %s, %llu bytes, block size %u\n",

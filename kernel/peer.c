@@ -296,6 +296,7 @@ static void chorus_peer_establish(struct chorus_peer *peer,
 	spin_lock_irq(&peer->lock);
 	peer->gen = gen;
 	peer->peer_owner = peer_owner;
+	peer->fenced = false;
 	peer->conn_state = CHORUS_CONN_CONNECTING;
 	peer->last_error[0] = '\0';
 	WRITE_ONCE(peer->last_rx, jiffies);
@@ -312,7 +313,10 @@ static void chorus_peer_establish(struct chorus_peer *peer,
 
 	if (owner) {
 		/* The log first: held writes may be in extents it lacks. */
-		chorus_al_send(peer);
+		if (chorus_al_send(peer)) {
+			__chorus_peer_teardown(peer, "activity log not accepted");
+			return;
+		}
 		chorus_peer_resend(peer, gen);
 		spin_lock_irq(&peer->lock);
 		if (peer->repl_state != CHORUS_REPL_UP_TO_DATE) {
@@ -371,9 +375,11 @@ static void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason)
 		if (peer->conns[i])
 			peer->conns[i]->ops->shutdown(peer->conns[i]);
 	cancel_delayed_work_sync(&peer->ping_work);
-	/* A job waiting for an answer gets none: let it see the failure. */
+	/* Whoever waits for an answer gets none: let them see the failure. */
 	WRITE_ONCE(peer->job_status, CHORUS_WIRE_IO_ERROR);
 	complete(&peer->job_done);
+	WRITE_ONCE(peer->al_status, CHORUS_WIRE_IO_ERROR);
+	complete(&peer->al_done);
 	chorus_job_stop(peer);
 	for (i = 0; i < peer->nr_conns; i++)
 		if (peer->conns[i])
@@ -455,7 +461,9 @@ static void chorus_peer_fail_workfn(struct work_struct *work)
 	if (peer->conns[0] && peer->conns[0]->gen == peer->fail_gen) {
 		__chorus_peer_teardown(peer, reason);
 		chorus_peer_schedule_dial(peer, peer->backoff_ms);
-		degrade = READ_ONCE(peer->vol->repl.auto_degrade);
+		/* Never for a fenced owner: that is the split brain itself. */
+		degrade = READ_ONCE(peer->vol->repl.auto_degrade) &&
+			  !READ_ONCE(peer->fenced);
 	}
 	mutex_unlock(&peer->session_mutex);
 
@@ -545,6 +553,8 @@ static void chorus_peer_connect_workfn(struct work_struct *work)
 		status = le32_to_cpu(hdr.status);
 		if (status != CHORUS_WIRE_OK) {
 			why = chorus_wire_status_text(status);
+			if (status == CHORUS_WIRE_STALE_EPOCH)
+				WRITE_ONCE(peer->fenced, true);
 			break;
 		}
 		status = chorus_hello_check(peer, &answer, &why);

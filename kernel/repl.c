@@ -29,6 +29,8 @@
 #include "chorus.h"
 
 static void chorus_conflict_workfn(struct work_struct *work);
+static void chorus_defer_workfn(struct work_struct *work);
+static void chorus_repl_start(struct chorus_volume *vol, struct request *rq);
 
 /**
  * chorus_repl_init() - initialise the replication state of a new volume
@@ -46,6 +48,9 @@ void chorus_repl_init(struct chorus_volume *vol)
 	repl->tree = RB_ROOT_CACHED;
 	INIT_LIST_HEAD(&repl->waiting);
 	INIT_WORK(&repl->conflict_work, chorus_conflict_workfn);
+	spin_lock_init(&repl->defer_lock);
+	INIT_LIST_HEAD(&repl->deferred);
+	INIT_WORK(&repl->defer_work, chorus_defer_workfn);
 	init_waitqueue_head(&repl->range_wq);
 	repl->role = CHORUS_ROLE_OWNER;
 	repl->request_timeout_ms = 10000;
@@ -78,6 +83,7 @@ void chorus_repl_stop(struct chorus_volume *vol)
 		chorus_peer_free(peer);
 	}
 	mutex_unlock(&vol->repl.conf_lock);
+	flush_work(&vol->repl.defer_work);
 	flush_work(&vol->repl.conflict_work);
 }
 
@@ -355,13 +361,55 @@ blk_status_t chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_repl *repl = &vol->repl;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
-	sector_t start, last;
 
 	memset(rqd->seq, 0, sizeof(rqd->seq));
 	memset(rqd->sent_gen, 0, sizeof(rqd->sent_gen));
 	INIT_LIST_HEAD(&rqd->wait_entry);
 	rqd->range.in_tree = false;
 	rqd->al_held = false;
+
+	/*
+	 * Called from a submitter (plug flush, direct issue), a bio we
+	 * submit only starts once we return: waiting here for an activity
+	 * log or bitmap write would never end. Such requests go to a work.
+	 */
+	if (current->bio_list) {
+		spin_lock_irq(&repl->defer_lock);
+		list_add_tail(&rqd->wait_entry, &repl->deferred);
+		spin_unlock_irq(&repl->defer_lock);
+		queue_work(chorus_wq, &repl->defer_work);
+		return BLK_STS_OK;
+	}
+	chorus_repl_start(vol, rq);
+	return BLK_STS_OK;
+}
+
+static void chorus_defer_workfn(struct work_struct *work)
+{
+	struct chorus_repl *repl =
+		container_of(work, struct chorus_repl, defer_work);
+	struct chorus_volume *vol = container_of(repl, struct chorus_volume, repl);
+	struct chorus_rq *rqd;
+
+	for (;;) {
+		spin_lock_irq(&repl->defer_lock);
+		rqd = list_first_entry_or_null(&repl->deferred, struct chorus_rq,
+					       wait_entry);
+		if (rqd)
+			list_del_init(&rqd->wait_entry);
+		spin_unlock_irq(&repl->defer_lock);
+		if (!rqd)
+			break;
+		chorus_repl_start(vol, blk_mq_rq_from_pdu(rqd));
+	}
+}
+
+/* Serialise against overlapping writes in flight, then dispatch. */
+static void chorus_repl_start(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_repl *repl = &vol->repl;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	sector_t start, last;
 
 	if (req_op(rq) != REQ_OP_FLUSH) {
 		start = blk_rq_pos(rq);
@@ -370,13 +418,12 @@ blk_status_t chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 		if (chorus_range_conflicts(repl, start, last)) {
 			list_add_tail(&rqd->wait_entry, &repl->waiting);
 			spin_unlock_irq(&repl->tree_lock);
-			return BLK_STS_OK;
+			return;
 		}
 		chorus_range_insert(repl, &rqd->range, start, last);
 		spin_unlock_irq(&repl->tree_lock);
 	}
 	chorus_repl_dispatch(vol, rq);
-	return BLK_STS_OK;
 }
 
 /**
@@ -506,8 +553,15 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	int i, ret;
 
 	lockdep_assert_held(&repl->conf_lock);
-	if (role == CHORUS_ROLE_OWNER && epoch < highest) {
-		NL_SET_ERR_MSG(extack, "epoch is older than the highest this replica accepted");
+	/*
+	 * A new owner needs a newer epoch than any this replica accepted;
+	 * only the owner itself may restate its own.
+	 */
+	if (role == CHORUS_ROLE_OWNER &&
+	    (epoch < highest ||
+	     (epoch == highest && repl->role != CHORUS_ROLE_OWNER))) {
+		NL_SET_ERR_MSG(extack,
+			       "epoch is older than the highest this replica accepted (or equal to it)");
 		return -ESTALE;
 	}
 	ret = chorus_dev_freeze(vol, extack);
@@ -519,8 +573,12 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			NL_SET_ERR_MSG(extack, "cannot write the epoch to the metadata");
 			goto unfreeze;
 		}
-		/* Whatever the last owner may have had in flight is resynced. */
-		ret = chorus_al_fold(vol);
+		/*
+		 * Whatever the last owner may have had in flight is resynced;
+		 * an owner restating its epoch keeps its own log.
+		 */
+		if (repl->role != CHORUS_ROLE_OWNER)
+			ret = chorus_al_fold(vol);
 		if (ret) {
 			NL_SET_ERR_MSG(extack, "cannot read or fold the activity log");
 			goto unfreeze;
@@ -538,7 +596,7 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	WRITE_ONCE(repl->epoch, epoch);
 	set_disk_ro(vol->disk, role == CHORUS_ROLE_REPLICA);
 	for (i = 0; i < CHORUS_MAX_PEERS; i++)
-		if (repl->peers[i])
+		if (repl->peers[i] && READ_ONCE(repl->peers[i]->want_connect))
 			chorus_peer_connect(repl->peers[i]);
 	pr_info("%s: role %s, epoch %llu\n", vol->name,
 		role == CHORUS_ROLE_OWNER ? "owner" : "replica", epoch);
@@ -751,6 +809,7 @@ static int chorus_owner_ack(struct chorus_conn *conn,
 	if (status == CHORUS_WIRE_STALE_EPOCH) {
 		pr_err("%s: peer %u refuses epoch %llu: another owner has a higher one\n",
 		       vol->name, peer->node_id, le64_to_cpu(hdr->epoch));
+		WRITE_ONCE(peer->fenced, true);
 		chorus_peer_fail(peer, conn->gen, "peer refused a stale epoch");
 	} else {
 		pr_err_ratelimited("%s: peer %u failed a write (status %u)\n",

@@ -11,7 +11,9 @@
  *   transport_tcp.c  the TCP transport
  *
  * Lock order: chorus_volumes_lock > chorus_repl.conf_lock >
- * chorus_peer.session_mutex > chorus_peer.bm_mutex > chorus_repl.meta_lock;
+ * chorus_peer.session_mutex > chorus_al.mutex > chorus_peer.bm_mutex >
+ * chorus_repl.meta_lock; chorus_peer.session_sem (read) and
+ * chorus_conn.send_mutex are taken inside any of them, for one send;
  * the spinlocks (chorus_repl.peers_lock, chorus_peer.lock,
  * chorus_repl.tree_lock) are innermost and never nest in one another except
  * peers_lock > chorus_peer.lock.
@@ -151,6 +153,7 @@ enum chorus_job {
  * @in_writeset: writes are sent to this peer and wait for its ack
  * @gen: session generation; bumped when a session is established
  * @peer_owner: the peer said it is the owner in its handshake
+ * @fenced: the peer refused this owner's epoch as stale
  * @last_error: why the last session ended
  * @inflight: seq -> request waiting for this peer's ack (sent or held);
  *	entries are removed under @lock, so that one remover wins
@@ -181,7 +184,7 @@ enum chorus_job {
  *
  * @job: &enum chorus_job running, under @session_mutex
  * @job_thread: runs @job
- * @job_next_seq: last id given to a job message, never reused
+ * @next_seq: last id given to a job or STATE message, never reused
  * @job_seq: seq of the job message awaiting its answer
  * @job_sector: its sector
  * @al_seq: seq of the STATE awaiting its STATE_ACK
@@ -214,6 +217,7 @@ struct chorus_peer {
 	bool in_writeset;
 	u32 gen;
 	bool peer_owner;
+	bool fenced;
 	char last_error[CHORUS_REASON_MAX];
 	struct xarray inflight;
 	u32 next_id;
@@ -242,7 +246,7 @@ struct chorus_peer {
 
 	enum chorus_job job;
 	struct task_struct *job_thread;
-	u64 job_next_seq;
+	atomic64_t next_seq;
 	u64 job_seq;
 	u64 job_sector;
 	u32 job_status;
@@ -313,6 +317,10 @@ struct chorus_al {
  * @waiting: requests waiting for an overlapping one to finish
  * @conflict_work: starts @waiting requests whose conflicts are gone
  * @range_wq: woken whenever a range leaves @tree
+ * @defer_lock: protects @deferred
+ * @deferred: requests queued from a submitter's context, to start from
+ *	@defer_work
+ * @defer_work: starts @deferred requests
  * @region_sectors: sectors per bitmap bit
  * @request_timeout_ms: tunables, see &enum chorus_attr
  * @ping_interval_ms: see above
@@ -335,6 +343,9 @@ struct chorus_repl {
 	struct list_head waiting;
 	struct work_struct conflict_work;
 	wait_queue_head_t range_wq;
+	spinlock_t defer_lock; /* see above */
+	struct list_head deferred;
+	struct work_struct defer_work;
 
 	sector_t region_sectors;
 	u32 request_timeout_ms;
@@ -361,7 +372,7 @@ struct chorus_range {
  *	submitter
  * @status: an error status of one of the local clones, BLK_STS_OK when none
  * @range: the request's sectors while it is in flight (writes with peers)
- * @wait_entry: in chorus_repl.waiting while it waits for a conflict
+ * @wait_entry: in chorus_repl.deferred or chorus_repl.waiting
  * @seq: per peer slot, the request's id in chorus_peer.inflight; 0 if none
  * @sent_gen: per peer slot, the session it was last sent on
  * @al_held: the request holds its activity log extents

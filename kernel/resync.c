@@ -108,7 +108,7 @@ static int chorus_job_exchange(struct chorus_peer *peer,
 	int ret;
 
 	/* Ids never repeat across jobs, so a late answer matches nothing. */
-	hdr->seq = cpu_to_le64(++peer->job_next_seq);
+	hdr->seq = cpu_to_le64(atomic64_inc_return(&peer->next_seq));
 	reinit_completion(&peer->job_done);
 	WRITE_ONCE(peer->job_sector, le64_to_cpu(hdr->sector));
 	WRITE_ONCE(peer->job_seq, le64_to_cpu(hdr->seq));
@@ -171,21 +171,27 @@ static bool chorus_job_throttle(struct chorus_peer *peer, unsigned long start,
 	return !kthread_should_stop();
 }
 
+/*
+ * Every second: the measured rate. Every CHORUS_PROGRESS_EVENT_SECS: an
+ * event. @last and @last_bytes track the rate, @last_event the events.
+ */
 static void chorus_job_progress(struct chorus_peer *peer, unsigned long *last,
-				u64 *last_bytes, u64 bytes, const char *what)
+				u64 *last_bytes, unsigned long *last_event,
+				u64 bytes, enum chorus_event event,
+				const char *what)
 {
 	unsigned long elapsed = jiffies - *last;
 
-	if (elapsed < HZ)
-		return;
-	atomic64_set(&peer->sync_rate,
-		     div64_u64((bytes - *last_bytes) * HZ, elapsed));
-	if (elapsed >= CHORUS_PROGRESS_EVENT_SECS * HZ || !*last_bytes) {
-		chorus_genl_notify_peer(peer->vol, CHORUS_EVENT_RESYNC, peer,
-					what);
+	if (elapsed >= HZ) {
+		atomic64_set(&peer->sync_rate,
+			     div64_u64((bytes - *last_bytes) * HZ, elapsed));
+		*last = jiffies;
+		*last_bytes = bytes;
 	}
-	*last = jiffies;
-	*last_bytes = bytes;
+	if (time_after_eq(jiffies, *last_event + CHORUS_PROGRESS_EVENT_SECS * HZ)) {
+		chorus_genl_notify_peer(peer->vol, event, peer, what);
+		*last_event = jiffies;
+	}
 }
 
 /* The peer has every region: it is up to date. */
@@ -258,6 +264,7 @@ static void chorus_resync_run(struct chorus_peer *peer)
 	struct chorus_volume *vol = peer->vol;
 	unsigned int region = vol->repl.region_sectors << SECTOR_SHIFT;
 	unsigned long bit = 0, start = jiffies, last = jiffies, regions = 0;
+	unsigned long last_event = jiffies;
 	struct chorus_region_buf buf;
 	u64 done = 0, last_done = 0;
 	bool finished = false;
@@ -295,8 +302,8 @@ static void chorus_resync_run(struct chorus_peer *peer)
 		atomic64_add(bytes, &peer->stats.resynced_bytes);
 		if (++regions % 256 == 0)
 			chorus_bitmap_sync(peer);
-		chorus_job_progress(peer, &last, &last_done, done,
-				    "resync progress");
+		chorus_job_progress(peer, &last, &last_done, &last_event, done,
+				    CHORUS_EVENT_RESYNC, "resync progress");
 		if (!chorus_job_throttle(peer, start, done))
 			break;
 		bit++;
@@ -313,7 +320,7 @@ static void chorus_verify_run(struct chorus_peer *peer)
 {
 	struct chorus_volume *vol = peer->vol;
 	sector_t rs = vol->repl.region_sectors;
-	unsigned long bit, start = jiffies, last = jiffies;
+	unsigned long bit, start = jiffies, last = jiffies, last_event = jiffies;
 	struct chorus_region_buf buf;
 	u64 done = 0, last_done = 0;
 	char reason[CHORUS_REASON_MAX];
@@ -364,8 +371,8 @@ static void chorus_verify_run(struct chorus_peer *peer)
 		}
 		done += bytes;
 		atomic64_set(&peer->verify_done, done);
-		chorus_job_progress(peer, &last, &last_done, done,
-				    "verify progress");
+		chorus_job_progress(peer, &last, &last_done, &last_event, done,
+				    CHORUS_EVENT_VERIFY, "verify progress");
 		if (!chorus_job_throttle(peer, start, done))
 			break;
 	}

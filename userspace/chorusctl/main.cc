@@ -369,7 +369,7 @@ int CmdSetRole(const Args& a) {
         req.epoch = ParseDecimal(a.epoch, UINT64_MAX);
     if (req.role == CHORUS_ROLE_OWNER && !req.epoch)
         throw UsageError("volume role " + a.name +
-                         " owner: --epoch E is required (at least the highest epoch the volume "
+                         " owner: --epoch E is required (higher than any epoch the volume "
                          "accepted; see volume status)");
     VolumeClient client = Connect();
     client.SetRole(req);
@@ -656,7 +656,7 @@ int Main(int argc, char** argv) {
         ->required()
         ->check(CLI::IsMember({"owner", "replica"}));
     role->add_option("--epoch", a.epoch,
-                     "The owner's epoch, at least the highest one accepted (required for owner)")
+                     "The owner's epoch, higher than any accepted (required for owner)")
         ->check(Check(CheckU64Arg, "E"));
 
     CLI::App* verify =

@@ -38,7 +38,8 @@
  *	%CHORUS_A_SIZE_BYTES, %CHORUS_A_BLOCK_SIZE and %CHORUS_A_UUID state
  *	what the caller expects of the metadata, and %CHORUS_A_NODE_ID
  *	records this node's id in it (or must match the one recorded).
- *	The volume starts as owner at the highest epoch it accepted.
+ *	A volume whose metadata names peers attaches as replica; one that
+ *	never had any, as owner at the highest epoch it accepted.
  *	Replies with the volume as %CHORUS_CMD_VOLUME_GET does.
  *	Needs CAP_NET_ADMIN.
  * @CHORUS_CMD_VOLUME_DESTROY: destroy the volume named by
@@ -63,7 +64,8 @@
  *	lower id dials, the other accepts), retrying with back-off.
  * @CHORUS_CMD_PEER_DISCONNECT: close the peer's connections and stop.
  * @CHORUS_CMD_SET_ROLE: make this node %CHORUS_A_ROLE of the volume;
- *	an owner needs %CHORUS_A_EPOCH, at least the highest one accepted.
+ *	an owner needs %CHORUS_A_EPOCH, higher than any accepted (equal
+ *	only when this node is owner already).
  * @CHORUS_CMD_WRITESET_REMOVE: take peer %CHORUS_A_NODE_ID out of the
  *	write set: it is marked out of date and held I/O completes.
  * @CHORUS_CMD_VERIFY_START: compare this replica with peer
@@ -340,7 +342,8 @@ enum chorus_transport {
 /**
  * enum chorus_role - what this node does for a volume
  * @CHORUS_ROLE_UNSPEC: unused
- * @CHORUS_ROLE_OWNER: orders and replicates writes; the attach default,
+ * @CHORUS_ROLE_OWNER: orders and replicates writes; the attach default
+ *	of a volume that never had peers,
  *	at the highest epoch the metadata has accepted
  * @CHORUS_ROLE_REPLICA: applies the owner's writes; the block device is
  *	read-only
