@@ -11,12 +11,13 @@
  * does) and fails on kernel warnings on either VM.
  */
 #include "common.h"
+#include "repl_lab.h"
 
 #define PEER		2
-#define VOL		"repl0"
-#define UUID		"5b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
-#define SIZE_MB		64
-#define BACKING		"/dev/vdb"
+#define VOL		RL_VOL
+#define UUID		RL_UUID
+#define SIZE_MB		RL_SIZE_MB
+#define BACKING		RL_BACKING
 #define EPOCH		5
 
 FIXTURE(repl) {
@@ -27,92 +28,13 @@ FIXTURE(repl) {
 
 #define peer_run(...) lab_run(PEER, __VA_ARGS__)
 
-/* Run on both VMs; fails if either does. */
-#define both(fmt, ...) (run(fmt, ##__VA_ARGS__) | peer_run(fmt, ##__VA_ARGS__))
+#define node_down(self, vm) rl_node_down(vm)
 
-static void node_down(FIXTURE_DATA(repl) *self, int vm)
-{
-	const char *cmd =
-		"ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; "
-		"if [ -d /sys/module/chorus ]; then %s unlisten; %s volume destroy " VOL
-		" >/dev/null 2>&1; rmmod chorus; fi; true";
-
-	if (vm == 1)
-		run(cmd, self->ctl, self->ctl);
-	else
-		peer_run(cmd, self->ctl, self->ctl);
-}
-
-/*
- * Bring node @node up: format (zeroed data when @zero), attach, listen,
- * declare the other node with @initial sync, short timeouts.
- */
-static int node_up(FIXTURE_DATA(repl) *self, int node, bool zero,
-		   const char *initial)
+static int node_up(FIXTURE_DATA(repl) *self, int node, bool zero, const char *initial)
 {
 	int other = 3 - node;
-	char cmd[4096];
 
-	snprintf(cmd, sizeof(cmd),
-		 "set -e; C=%s; %s/tools/insmod-chorus; %s"
-		 "$C volume format --backing " BACKING " --size %dM --uuid " UUID
-		 " --force >/dev/null; "
-		 "$C volume create " VOL " --backing " BACKING " --node-id %d >/dev/null; "
-		 "$C listen 10.99.0.%d >/dev/null; "
-		 "$C peer add " VOL " %d 10.99.0.%d --initial-sync %s >/dev/null; "
-		 "$C volume set " VOL " --ping-interval-ms 500 --ping-timeout-ms 3000 "
-		 "--request-timeout-ms 5000 >/dev/null",
-		 self->ctl, chorus_src(),
-		 zero ? "blkdiscard -z -o 0 -l " "64M " BACKING "; " : "",
-		 SIZE_MB, node, node, other, other, initial);
-	return node == 1 ? run("%s", cmd) : peer_run("%s", cmd);
-}
-
-/* A field of peer @node in `volume status --json` on @vm, "" if none. */
-static void peer_field(FIXTURE_DATA(repl) *self, int vm, int node,
-		       const char *field, char *out, size_t len)
-{
-	char cmd[1024];
-	int r;
-	size_t l;
-
-	snprintf(cmd, sizeof(cmd),
-		 "%s volume status " VOL " --json | jq -r '.peers[] | "
-		 "select(.node_id == %d) | .%s'", self->ctl, node, field);
-	r = vm == 1 ? run_quiet(out, len, "%s", cmd) : lab_run_out(vm, out, len, "%s", cmd);
-	if (r) {
-		out[0] = '\0';
-		return;
-	}
-	l = strlen(out);
-	while (l && out[l - 1] == '\n')
-		out[--l] = '\0';
-}
-
-static uint64_t peer_u64(FIXTURE_DATA(repl) *self, int vm, int node, const char *field)
-{
-	char out[64];
-
-	peer_field(self, vm, node, field, out, sizeof(out));
-	return strtoull(out, NULL, 10);
-}
-
-/* Wait until the peer's field on vm equals want; false on timeout. */
-static bool wait_peer(FIXTURE_DATA(repl) *self, int vm, int node, const char *field,
-		      const char *want, int timeout_s)
-{
-	uint64_t end = now_ms() + timeout_s * 1000ULL;
-	char out[256];
-
-	do {
-		peer_field(self, vm, node, field, out, sizeof(out));
-		if (!strcmp(out, want))
-			return true;
-		usleep(200 * 1000);
-	} while (now_ms() < end);
-	fprintf(stderr, "# vm%d: peer %d %s is \"%s\", not \"%s\" after %d s\n", vm,
-		node, field, out, want, timeout_s);
-	return false;
+	return rl_node_up(node, zero, initial, &other, 1);
 }
 
 static uint64_t volume_writes(void)
@@ -123,7 +45,7 @@ static uint64_t volume_writes(void)
 	return v;
 }
 
-#define MD5_CMD "dd if=" BACKING " bs=1M count=%d iflag=direct status=none | md5sum | cut -c1-32"
+#define MD5_CMD RL_MD5_CMD
 
 static void __replicas_identical(struct __test_metadata *_metadata)
 {
@@ -145,8 +67,8 @@ static void __start(struct __test_metadata *_metadata, FIXTURE_DATA(repl) *self,
 			 EPOCH));
 	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
 	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", self->ctl));
-	ASSERT_TRUE(wait_peer(self, 1, PEER, "conn_state", "connected", 30));
-	ASSERT_TRUE(wait_peer(self, PEER, 1, "conn_state", "connected", 30));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "connected", 30));
 }
 #define start(initial, zero) __start(_metadata, self, initial, zero)
 
@@ -190,8 +112,8 @@ TEST_F_TIMEOUT(repl, fio_verify_identical, 300)
 	start("none", true);
 	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-128k --iodepth=16 --size=%dM "
 			 "--io_size=24M --verify=crc32c --verify_fatal=1 >/dev/null", SIZE_MB));
-	EXPECT_LT(0, peer_u64(self, 1, PEER, "writes_sent"));
-	EXPECT_EQ(0, peer_u64(self, 1, PEER, "held"));
+	EXPECT_LT(0, rl_peer_u64(1, PEER, "writes_sent"));
+	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
 	replicas_identical();
 }
 
@@ -216,9 +138,9 @@ TEST_F_TIMEOUT(repl, full_sync_of_new_replica, 300)
 	ASSERT_EQ(0, peer_run("%s volume role " VOL " replica >/dev/null", self->ctl));
 	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
 	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", self->ctl));
-	ASSERT_TRUE(wait_peer(self, 1, PEER, "repl_state", "up-to-date", 180));
-	EXPECT_EQ(SIZE_MB * MiB, peer_u64(self, 1, PEER, "resynced_bytes"));
-	EXPECT_EQ(0, peer_u64(self, 1, PEER, "dirty_bytes"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 180));
+	EXPECT_EQ(SIZE_MB * MiB, rl_peer_u64(1, PEER, "resynced_bytes"));
+	EXPECT_EQ(0, rl_peer_u64(1, PEER, "dirty_bytes"));
 	replicas_identical();
 }
 
@@ -242,23 +164,23 @@ TEST_F_TIMEOUT(repl, peer_lost_holds_then_resyncs_dirty_regions, 300)
 	env_track_pid(&self->env, fio);
 	sleep(3);
 	ASSERT_EQ(0, peer_run("ip link set eth0 down"));
-	ASSERT_TRUE(wait_peer(self, 1, PEER, "conn_state", "unreachable", 15));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
 	sleep(1);
 	w0 = volume_writes();
 	sleep(2);
 	w1 = volume_writes();
 	EXPECT_EQ(w0, w1) TH_LOG("writes completed while the peer was unreachable");
-	EXPECT_LT(0, peer_u64(self, 1, PEER, "held"));
+	EXPECT_LT(0, rl_peer_u64(1, PEER, "held"));
 
 	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", self->ctl));
 	sleep(2);
 	EXPECT_LT(w1, volume_writes()) TH_LOG("I/O did not resume");
-	EXPECT_EQ(0, peer_u64(self, 1, PEER, "held"));
-	EXPECT_TRUE(wait_peer(self, 1, PEER, "repl_state", "out-of-date", 5));
+	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
+	EXPECT_TRUE(rl_wait_peer(1, PEER, "repl_state", "out-of-date", 5));
 
 	ASSERT_EQ(0, peer_run("ip link set eth0 up"));
-	ASSERT_TRUE(wait_peer(self, 1, PEER, "repl_state", "up-to-date", 60));
-	resynced = peer_u64(self, 1, PEER, "resynced_bytes");
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
+	resynced = rl_peer_u64(1, PEER, "resynced_bytes");
 	TH_LOG("resynced %llu bytes", (unsigned long long)resynced);
 	EXPECT_LT(0, resynced);
 	EXPECT_GE(8 * MiB, resynced) TH_LOG("resynced more than the region written");
@@ -300,9 +222,9 @@ TEST_F_TIMEOUT(repl, link_flap_and_netem_under_fio, 300)
 	self->env.npids = 0;
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
 		TH_LOG("fio saw an error");
-	ASSERT_TRUE(wait_peer(self, 1, PEER, "conn_state", "connected", 30));
-	ASSERT_TRUE(wait_peer(self, 1, PEER, "held", "0", 30));
-	EXPECT_LE(2, peer_u64(self, 1, PEER, "reconnects"))
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "held", "0", 30));
+	EXPECT_LE(2, rl_peer_u64(1, PEER, "reconnects"))
 		TH_LOG("the long flap did not end the session");
 	replicas_identical();
 }
@@ -351,7 +273,7 @@ TEST_F_TIMEOUT(repl, stale_epoch_refused, 300)
 	env_track_pid(&self->env, dd);
 	sleep(6);
 	EXPECT_EQ(0, waitpid(dd, &status, WNOHANG)) TH_LOG("a stale owner completed a write");
-	peer_field(self, 1, PEER, "last_error", out, sizeof(out));
+	rl_peer_field(1, PEER, "last_error", out, sizeof(out));
 	TH_LOG("vm1's view of vm2: %s", out);
 	EXPECT_NE(NULL, strstr(out, "refused")) TH_LOG("vm1 was not refused by vm2");
 	/* The held write is released by taking vm2 out of vm1's write set. */
@@ -383,17 +305,17 @@ TEST_F_TIMEOUT(repl, owner_lost_activity_log_resynced, 300)
 	env_track_pid(&self->env, fio);
 	sleep(3);
 	ASSERT_EQ(0, run("ip link set eth0 down"));
-	ASSERT_TRUE(wait_peer(self, 1, PEER, "conn_state", "unreachable", 15));
-	ASSERT_TRUE(wait_peer(self, PEER, 1, "conn_state", "unreachable", 15));
-	EXPECT_LT(0, peer_u64(self, 1, PEER, "held"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "unreachable", 15));
+	EXPECT_LT(0, rl_peer_u64(1, PEER, "held"));
 	/* The application on the old owner dies with its writes held. */
 	run("pkill -KILL -x fio; true");
 
 	ASSERT_EQ(0, peer_run("%s volume role " VOL " owner --epoch %d >/dev/null",
 			      self->ctl, EPOCH + 1));
-	EXPECT_TRUE(wait_peer(self, PEER, 1, "repl_state", "syncing", 5))
+	EXPECT_TRUE(rl_wait_peer(PEER, 1, "repl_state", "syncing", 5))
 		TH_LOG("the new owner did not mark the old owner's extents");
-	EXPECT_LT(0, peer_u64(self, PEER, 1, "dirty_bytes"));
+	EXPECT_LT(0, rl_peer_u64(PEER, 1, "dirty_bytes"));
 
 	/* The old owner lets its held writes go and steps down. */
 	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", self->ctl));
@@ -402,8 +324,8 @@ TEST_F_TIMEOUT(repl, owner_lost_activity_log_resynced, 300)
 	ASSERT_EQ(0, run("%s volume role " VOL " replica >/dev/null", self->ctl));
 	ASSERT_EQ(0, run("ip link set eth0 up"));
 
-	ASSERT_TRUE(wait_peer(self, PEER, 1, "repl_state", "up-to-date", 120));
-	resynced = peer_u64(self, PEER, 1, "resynced_bytes");
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "repl_state", "up-to-date", 120));
+	resynced = rl_peer_u64(PEER, 1, "resynced_bytes");
 	TH_LOG("activity log resync: %llu bytes", (unsigned long long)resynced);
 	EXPECT_LT(0, resynced);
 	EXPECT_GE(16 * MiB, resynced) TH_LOG("resynced more than the extents written");
@@ -450,16 +372,16 @@ TEST_F_TIMEOUT(repl, verify_reports_mismatch, 300)
 	start("none", true);
 	ASSERT_EQ(0, run(FIO "--rw=write --bs=1M --size=8M >/dev/null"));
 	ASSERT_EQ(0, run("%s volume verify " VOL " 2 >/dev/null", self->ctl));
-	ASSERT_TRUE(wait_peer(self, 1, PEER, "verify_running", "false", 120));
-	EXPECT_EQ(0, peer_u64(self, 1, PEER, "verify_mismatches"));
-	EXPECT_EQ(SIZE_MB * MiB, peer_u64(self, 1, PEER, "verify_done_bytes"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "verify_running", "false", 120));
+	EXPECT_EQ(0, rl_peer_u64(1, PEER, "verify_mismatches"));
+	EXPECT_EQ(SIZE_MB * MiB, rl_peer_u64(1, PEER, "verify_done_bytes"));
 
 	/* Change 4 KiB behind chorus's back on the replica. */
 	ASSERT_EQ(0, peer_run("dd if=/dev/urandom of=" BACKING " bs=4k count=1 seek=300 "
 			      "oflag=direct conv=notrunc status=none"));
 	ASSERT_EQ(0, run("%s volume verify " VOL " 2 >/dev/null", self->ctl));
-	ASSERT_TRUE(wait_peer(self, 1, PEER, "verify_running", "false", 120));
-	EXPECT_EQ(1, peer_u64(self, 1, PEER, "verify_mismatches"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "verify_running", "false", 120));
+	EXPECT_EQ(1, rl_peer_u64(1, PEER, "verify_mismatches"));
 	EXPECT_EQ(0, run("dmesg | grep -q 'verify mismatch at sector 2304,'"));
 }
 

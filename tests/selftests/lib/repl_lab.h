@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers for the replication suites (repl: 2 VMs, repl3: 3 VMs). Each
+ * lab node N is chorus node N at 10.99.0.N; the volume is the first
+ * RL_SIZE_MB of /dev/vdb, formatted with one uuid on every node. Commands
+ * for the VM the test runs on run locally, others through lab-run.
+ * Include after common.h.
+ */
+#ifndef CHORUS_SELFTEST_REPL_LAB_H
+#define CHORUS_SELFTEST_REPL_LAB_H
+
+#include <stdarg.h>
+
+#define RL_VOL		"repl0"
+#define RL_UUID		"5b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+#define RL_SIZE_MB	64
+#define RL_BACKING	"/dev/vdb"
+
+static inline const char *rl_ctl(void)
+{
+	static char ctl[4096];
+
+	if (!ctl[0])
+		snprintf(ctl, sizeof(ctl), "%s/build/bin/chorusctl", chorus_src());
+	return ctl;
+}
+
+/* Run a command line on lab VM @vm (printf-style); its exit status. */
+static inline int __attribute__((format(printf, 2, 3))) rl_on(int vm, const char *fmt, ...)
+{
+	static char cmd[8192];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	return vm == this_vm() ? run("%s", cmd) : lab_run(vm, "%s", cmd);
+}
+
+/* Same, with its standard output in @out, trailing newlines removed. */
+static inline int __attribute__((format(printf, 4, 5)))
+rl_on_out(int vm, char *out, size_t len, const char *fmt, ...)
+{
+	static char cmd[8192];
+	size_t l;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	vsnprintf(cmd, sizeof(cmd), fmt, ap);
+	va_end(ap);
+	r = vm == this_vm() ? run_quiet(out, len, "%s", cmd) :
+			      lab_run_out(vm, out, len, "%s", cmd);
+	if (r < 0) {
+		out[0] = '\0';
+		return r;
+	}
+	l = strlen(out);
+	while (l && out[l - 1] == '\n')
+		out[--l] = '\0';
+	return r;
+}
+
+/* Leave @vm with its link up, no qdisc and chorus unloaded. */
+static inline void rl_node_down(int vm)
+{
+	rl_on(vm, "ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; "
+	      "if [ -d /sys/module/chorus ]; then %s unlisten; %s volume destroy " RL_VOL
+	      " >/dev/null 2>&1; rmmod chorus; fi; true", rl_ctl(), rl_ctl());
+}
+
+/*
+ * Bring node @node up: zero the data area when @zero, format, attach,
+ * listen, declare each of @peers with @initial sync, short timeouts.
+ */
+static inline int rl_node_up(int node, bool zero, const char *initial, const int *peers,
+		      int npeers)
+{
+	char adds[1024] = "";
+	size_t off = 0;
+	int i;
+
+	for (i = 0; i < npeers; i++)
+		off += snprintf(adds + off, sizeof(adds) - off,
+				"$C peer add " RL_VOL " %d 10.99.0.%d --initial-sync %s "
+				">/dev/null; ", peers[i], peers[i], initial);
+	return rl_on(node,
+		     "set -e; C=%s; %s/tools/insmod-chorus; %s"
+		     "$C volume format --backing " RL_BACKING " --size %dM --uuid " RL_UUID
+		     " --force >/dev/null; "
+		     "$C volume create " RL_VOL " --backing " RL_BACKING " --node-id %d "
+		     ">/dev/null; $C listen 10.99.0.%d >/dev/null; %s"
+		     "$C volume set " RL_VOL " --ping-interval-ms 500 --ping-timeout-ms 3000 "
+		     "--request-timeout-ms 5000 >/dev/null",
+		     rl_ctl(), chorus_src(),
+		     zero ? "blkdiscard -z -o 0 -l 64M " RL_BACKING "; " : "",
+		     RL_SIZE_MB, node, node, adds);
+}
+
+/* A field of peer @node in `volume status --json` on @vm, "" if none. */
+static inline void rl_peer_field(int vm, int node, const char *field, char *out, size_t len)
+{
+	if (rl_on_out(vm, out, len, "%s volume status " RL_VOL " --json | jq -r "
+		      "'.peers[] | select(.node_id == %d) | .%s'", rl_ctl(), node, field))
+		out[0] = '\0';
+}
+
+static inline uint64_t rl_peer_u64(int vm, int node, const char *field)
+{
+	char out[64];
+
+	rl_peer_field(vm, node, field, out, sizeof(out));
+	return strtoull(out, NULL, 10);
+}
+
+/* Wait until peer @node's @field on @vm reads @want; false on timeout. */
+static inline bool rl_wait_peer(int vm, int node, const char *field, const char *want,
+			 int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL;
+	char out[256];
+
+	do {
+		rl_peer_field(vm, node, field, out, sizeof(out));
+		if (!strcmp(out, want))
+			return true;
+		usleep(200 * 1000);
+	} while (now_ms() < end);
+	fprintf(stderr, "# vm%d: peer %d %s is \"%s\", not \"%s\" after %d s\n", vm,
+		node, field, out, want, timeout_s);
+	return false;
+}
+
+#define RL_MD5_CMD "dd if=" RL_BACKING " bs=1M count=%d iflag=direct status=none | " \
+		   "md5sum | cut -c1-32"
+
+/* md5 of the data area of @vm's backing device. */
+static inline int rl_md5(int vm, char *out, size_t len)
+{
+	return rl_on_out(vm, out, len, RL_MD5_CMD, RL_SIZE_MB);
+}
+
+#endif /* CHORUS_SELFTEST_REPL_LAB_H */

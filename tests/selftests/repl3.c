@@ -1,0 +1,142 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * repl3: a volume with three replicas (3 VMs).
+ *
+ * Runs on vm1, the owner (node 1); vm2 and vm3 are replicas. Every node
+ * declares and connects to the other two, so the replicas also have a
+ * session with each other (used when one of them becomes owner). Ends by
+ * comparing the data areas of all three backing devices; unloads chorus
+ * everywhere with sessions up and fails on kernel warnings on any VM.
+ */
+#include "common.h"
+#include "repl_lab.h"
+
+#define EPOCH	5
+#define FIO	"fio --name=t --filename=/dev/chorus0 --direct=1 --ioengine=libaio " \
+		"--output-format=terse --terse-version=3 --minimal "
+
+FIXTURE(repl3) {
+	struct chorus_env env;
+};
+
+static void __identical(struct __test_metadata *_metadata)
+{
+	char sum[4][64];
+	int vm;
+
+	for (vm = 1; vm <= 3; vm++)
+		ASSERT_EQ(0, rl_md5(vm, sum[vm], sizeof(sum[vm])));
+	EXPECT_STREQ(sum[1], sum[2]) TH_LOG("vm1 and vm2 differ");
+	EXPECT_STREQ(sum[1], sum[3]) TH_LOG("vm1 and vm3 differ");
+}
+#define replicas_identical() __identical(_metadata)
+
+static void __start3(struct __test_metadata *_metadata)
+{
+	static const int others[4][2] = { {}, { 2, 3 }, { 1, 3 }, { 1, 2 } };
+	int vm, i;
+
+	for (vm = 3; vm >= 1; vm--)
+		ASSERT_EQ(0, rl_node_up(vm, true, "none", others[vm], 2))
+			TH_LOG("vm%d setup failed", vm);
+	ASSERT_EQ(0, rl_on(2, "%s volume role " RL_VOL " replica >/dev/null", rl_ctl()));
+	ASSERT_EQ(0, rl_on(3, "%s volume role " RL_VOL " replica >/dev/null", rl_ctl()));
+	ASSERT_EQ(0, rl_on(1, "%s volume role " RL_VOL " owner --epoch %d >/dev/null",
+			   rl_ctl(), EPOCH));
+	for (vm = 1; vm <= 3; vm++)
+		for (i = 0; i < 2; i++)
+			ASSERT_EQ(0, rl_on(vm, "%s peer connect " RL_VOL " %d >/dev/null",
+					   rl_ctl(), others[vm][i]));
+	ASSERT_TRUE(rl_wait_peer(1, 2, "conn_state", "connected", 60));
+	ASSERT_TRUE(rl_wait_peer(1, 3, "conn_state", "connected", 60));
+	ASSERT_TRUE(rl_wait_peer(2, 3, "conn_state", "connected", 60));
+}
+#define start3() __start3(_metadata)
+
+FIXTURE_SETUP(repl3)
+{
+	const char *count = getenv("CHORUS_VM_COUNT");
+	int vm;
+
+	env_setup(_metadata, &self->env, false);
+	ASSERT_TRUE(count && atoi(count) >= 3 && this_vm() == 1)
+		TH_LOG("needs a lab of 3 VMs and to run on vm1");
+	for (vm = 2; vm <= 3; vm++)
+		ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[vm - 2], vm, _metadata->name));
+	self->env.nremote = 2;
+	for (vm = 3; vm >= 1; vm--)
+		rl_node_down(vm);
+}
+
+FIXTURE_TEARDOWN(repl3)
+{
+	int vm, rc = 0;
+
+	for (vm = 1; vm <= 3; vm++)
+		rl_on(vm, "ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; true");
+	/* rmmod with the sessions up: every node must unload. */
+	for (vm = 3; vm >= 2; vm--)
+		rc |= rl_on(vm, "if [ -d /sys/module/chorus ]; then %s volume destroy " RL_VOL
+			    " && rmmod chorus; fi", rl_ctl());
+	rl_on(1, "%s volume destroy " RL_VOL " >/dev/null 2>&1; true", rl_ctl());
+	env_teardown(_metadata, &self->env);
+	for (vm = 3; vm >= 2; vm--)
+		rl_node_down(vm);
+	ASSERT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2/vm3 failed");
+}
+
+/* fio verify: every write on all three replicas, byte-identical. */
+TEST_F_TIMEOUT(repl3, fio_verify_three_replicas_identical, 400)
+{
+	start3();
+	ASSERT_EQ(0, rl_on(1, FIO "--rw=randwrite --bsrange=4k-64k --iodepth=16 --size=%dM "
+			   "--io_size=12M --verify=crc32c --verify_fatal=1 >/dev/null",
+			   RL_SIZE_MB));
+	EXPECT_LT(0, rl_peer_u64(1, 2, "writes_sent"));
+	EXPECT_LT(0, rl_peer_u64(1, 3, "writes_sent"));
+	replicas_identical();
+}
+
+/*
+ * The owner is cut off under fio. vm2 becomes owner at a higher epoch and
+ * folds the activity log vm1 shipped: it resyncs those extents to vm3 at
+ * once and to vm1 when it comes back as a replica. All three end equal.
+ */
+TEST_F_TIMEOUT(repl3, owner_lost_new_owner_resyncs_both, 400)
+{
+	pid_t fio;
+
+	start3();
+	fio = fork();
+	ASSERT_LE(0, fio);
+	if (fio == 0)
+		_exit(rl_on(1, FIO "--rw=randwrite --bsrange=4k-64k --iodepth=16 --offset=0 "
+			    "--size=16M --time_based --runtime=120 >/dev/null") ? 1 : 0);
+	env_track_pid(&self->env, fio);
+	sleep(4);
+	ASSERT_EQ(0, rl_on(1, "ip link set eth0 down"));
+	ASSERT_TRUE(rl_wait_peer(2, 1, "conn_state", "unreachable", 20));
+	ASSERT_TRUE(rl_wait_peer(3, 1, "conn_state", "unreachable", 20));
+	rl_on(1, "pkill -KILL -x fio; true");
+
+	ASSERT_EQ(0, rl_on(2, "%s volume role " RL_VOL " owner --epoch %d >/dev/null",
+			   rl_ctl(), EPOCH + 1));
+	ASSERT_TRUE(rl_wait_peer(2, 3, "conn_state", "connected", 60));
+	ASSERT_TRUE(rl_wait_peer(2, 3, "repl_state", "up-to-date", 120));
+	EXPECT_LT(0, rl_peer_u64(2, 3, "resynced_bytes"))
+		TH_LOG("the new owner resynced nothing to the other replica");
+
+	ASSERT_EQ(0, rl_on(1, "%s writeset remove " RL_VOL " 2 >/dev/null", rl_ctl()));
+	ASSERT_EQ(0, rl_on(1, "%s writeset remove " RL_VOL " 3 >/dev/null", rl_ctl()));
+	waitpid(fio, NULL, 0);
+	self->env.npids = 0;
+	ASSERT_EQ(0, rl_on(1, "%s volume role " RL_VOL " replica >/dev/null", rl_ctl()));
+	ASSERT_EQ(0, rl_on(1, "ip link set eth0 up"));
+	ASSERT_TRUE(rl_wait_peer(2, 1, "repl_state", "up-to-date", 120));
+	TH_LOG("resynced to vm3: %llu bytes, to vm1: %llu bytes",
+	       (unsigned long long)rl_peer_u64(2, 3, "resynced_bytes"),
+	       (unsigned long long)rl_peer_u64(2, 1, "resynced_bytes"));
+	replicas_identical();
+}
+
+CHORUS_HARNESS_MAIN
