@@ -368,6 +368,11 @@ static void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason)
 	if (!had_session)
 		return;
 
+	/* The receivers' failure reports from here on are this teardown. */
+	spin_lock_irq(&peer->lock);
+	peer->fail_gen = peer->gen;
+	spin_unlock_irq(&peer->lock);
+
 	chorus_peer_set_state(peer, peer->want_connect ?
 			      CHORUS_CONN_UNREACHABLE : CHORUS_CONN_DISCONNECTED,
 			      reason);
@@ -768,6 +773,9 @@ static struct chorus_peer *chorus_peer_alloc(struct chorus_volume *vol,
  */
 void chorus_peer_free(struct chorus_peer *peer)
 {
+	/* A work queued while the last session went down must not run late. */
+	cancel_delayed_work_sync(&peer->connect_work);
+	cancel_work_sync(&peer->fail_work);
 	cancel_delayed_work_sync(&peer->ping_work);
 	xa_destroy(&peer->inflight);
 	chorus_bitmap_free(peer);
