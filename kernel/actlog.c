@@ -328,9 +328,6 @@ static int chorus_al_send_block(struct chorus_peer *peer)
 	struct page *page = virt_to_page(al->block);
 	struct chorus_msg_data data = { .pages = &page, .len = CHORUS_META_BLOCK };
 	struct chorus_wire_hdr hdr;
-	struct chorus_conn *conn;
-	unsigned long timeout, left;
-	u32 gen = 0;
 	int ret;
 
 	lockdep_assert_held(&al->mutex);
@@ -339,29 +336,18 @@ static int chorus_al_send_block(struct chorus_peer *peer)
 	hdr.payload_len = cpu_to_le32(CHORUS_META_BLOCK);
 	reinit_completion(&peer->al_done);
 	WRITE_ONCE(peer->al_seq, le64_to_cpu(hdr.seq));
-	down_read(&peer->session_sem);
-	conn = peer->conns[0];
-	ret = -ENOTCONN;
-	if (conn) {
-		gen = conn->gen;
-		ret = chorus_conn_send(conn, &hdr, NULL, &data);
-	}
-	up_read(&peer->session_sem);
+	ret = chorus_peer_call(peer, &hdr, NULL, &data, &peer->al_done,
+			       "activity log not acknowledged");
 	if (ret)
 		return ret;
-	timeout = msecs_to_jiffies(READ_ONCE(vol->repl.request_timeout_ms));
-	left = wait_for_completion_timeout(&peer->al_done, timeout);
-	if (!left) {
-		chorus_peer_fail(peer, gen, "activity log not acknowledged");
-		return -ETIMEDOUT;
-	}
 	/*
 	 * A member that cannot keep the log gets no write: its session is
 	 * failed, so the write is held until the next session sends the log
 	 * again.
 	 */
 	if (READ_ONCE(peer->al_status) != CHORUS_WIRE_OK) {
-		chorus_peer_fail(peer, gen, "peer did not store the activity log");
+		chorus_peer_fail(peer, READ_ONCE(peer->gen),
+				 "peer did not store the activity log");
 		return -EIO;
 	}
 	return 0;
@@ -615,7 +601,6 @@ int chorus_al_store(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 	struct chorus_volume *vol = peer->vol;
 	struct chorus_meta_al *b = page_address(pages[0]);
 	struct chorus_al *al = &vol->repl.al;
-	struct chorus_reply *reply;
 	u32 status = CHORUS_WIRE_OK;
 	int ret = 0;
 
@@ -633,19 +618,8 @@ int chorus_al_store(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 	if (chorus_al_write(vol))
 		status = CHORUS_WIRE_IO_ERROR;
 	mutex_unlock(&al->mutex);
-
-	reply = kzalloc(sizeof(*reply), GFP_KERNEL);
-	if (!reply) {
-		ret = -ENOMEM;
-		goto free;
-	}
-	reply->conn = conn;
-	chorus_wire_init_hdr(&reply->hdr, CHORUS_MSG_STATE_ACK,
-			     le64_to_cpu(hdr->epoch), le64_to_cpu(hdr->seq), 0, 0);
-	reply->hdr.status = cpu_to_le32(status);
-	chorus_conn_reply(conn, reply);
+	ret = chorus_replica_answer(conn, hdr, CHORUS_MSG_STATE_ACK, status);
 free:
-	__free_page(pages[0]);
-	kfree(pages);
+	chorus_pages_free(pages, nr_pages);
 	return ret;
 }

@@ -167,9 +167,10 @@ static int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer,
 	u64 dirty;
 	struct nlattr *nest;
 	struct request *rq;
-	unsigned long idx;
+	unsigned long idx, flags;
 
-	spin_lock_irq(&peer->lock);
+	/* Under peers_lock or not: keep the caller's irq state. */
+	spin_lock_irqsave(&peer->lock, flags);
 	conn_state = peer->conn_state;
 	repl_state = peer->repl_state;
 	in_writeset = peer->in_writeset;
@@ -178,7 +179,7 @@ static int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer,
 	strscpy(last_error, peer->last_error, sizeof(last_error));
 	xa_for_each(&peer->inflight, idx, rq)
 		held++;
-	spin_unlock_irq(&peer->lock);
+	spin_unlock_irqrestore(&peer->lock, flags);
 	syncing = READ_ONCE(peer->job) == CHORUS_JOB_RESYNC;
 
 	nest = nla_nest_start(skb, attr);
@@ -302,31 +303,14 @@ static int chorus_genl_fill_volume(struct sk_buff *skb,
  */
 void chorus_genl_notify(struct chorus_volume *vol, enum chorus_event event)
 {
-	struct sk_buff *skb;
-	void *hdr;
-
-	skb = genlmsg_new(chorus_genl_volume_size(), GFP_KERNEL);
-	if (!skb)
-		return;
-	hdr = genlmsg_put(skb, 0, 0, &chorus_genl_family, 0, CHORUS_CMD_EVENT);
-	if (!hdr)
-		goto free;
-	if (nla_put_u32(skb, CHORUS_A_EVENT, event) ||
-	    chorus_genl_fill_volume(skb, vol))
-		goto free;
-	genlmsg_end(skb, hdr);
-	genlmsg_multicast(&chorus_genl_family, skb, 0,
-			  CHORUS_GENL_MCGRP_EVENTS_ID, GFP_KERNEL);
-	return;
-free:
-	nlmsg_free(skb);
+	chorus_genl_notify_peer(vol, event, NULL, NULL);
 }
 
 /**
- * chorus_genl_notify_peer() - announce an event about one peer
+ * chorus_genl_notify_peer() - announce an event, about one peer or none
  * @vol: the volume
  * @event: what happened
- * @peer: the peer concerned
+ * @peer: the peer concerned, or NULL
  * @reason: why, or NULL
  *
  * Context: process context.
@@ -345,7 +329,7 @@ void chorus_genl_notify_peer(struct chorus_volume *vol, enum chorus_event event,
 		goto free;
 	if (nla_put_u32(skb, CHORUS_A_EVENT, event) ||
 	    (reason && nla_put_string(skb, CHORUS_A_REASON, reason)) ||
-	    chorus_genl_fill_peer(skb, peer, CHORUS_A_PEER) ||
+	    (peer && chorus_genl_fill_peer(skb, peer, CHORUS_A_PEER)) ||
 	    chorus_genl_fill_volume(skb, vol))
 		goto free;
 	genlmsg_end(skb, hdr);

@@ -45,11 +45,8 @@ static void chorus_peer_set_state(struct chorus_peer *peer,
 static void chorus_reply_free(struct chorus_reply *reply)
 {
 	struct chorus_peer *peer = reply->conn->peer;
-	unsigned int i;
 
-	for (i = 0; i < reply->nr_pages; i++)
-		__free_page(reply->pages[i]);
-	kfree(reply->pages);
+	chorus_pages_free(reply->pages, reply->nr_pages);
 	if (reply->counted &&
 	    atomic_dec_and_test(&peer->replica_inflight))
 		wake_up_all(&peer->replica_wait);
@@ -132,6 +129,64 @@ int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
 	ret = conn->ops->send(conn, hdr, body, data);
 	mutex_unlock(&conn->send_mutex);
 	return ret;
+}
+
+/**
+ * chorus_peer_call() - send a message on connection 0 and wait for its answer
+ * @peer: the peer
+ * @hdr: the message, its seq already set
+ * @body: small payload, or NULL
+ * @data: data pages, or NULL
+ * @done: completed by the receive path when the answer arrives; the
+ *	caller reinitialises it before
+ * @what: the reason given when the answer does not come in time
+ *
+ * An answer that does not come within the request timeout fails the
+ * session, like a late write ack.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 once @done completed, -ENOTCONN, -ETIMEDOUT or a send error.
+ */
+int chorus_peer_call(struct chorus_peer *peer, struct chorus_wire_hdr *hdr,
+		     const void *body, const struct chorus_msg_data *data,
+		     struct completion *done, const char *what)
+{
+	unsigned long timeout;
+	struct chorus_conn *conn;
+	u32 gen = 0;
+	int ret = -ENOTCONN;
+
+	down_read(&peer->session_sem);
+	conn = peer->conns[0];
+	if (conn) {
+		gen = conn->gen;
+		ret = chorus_conn_send(conn, hdr, body, data);
+	}
+	up_read(&peer->session_sem);
+	if (ret)
+		return ret;
+
+	timeout = msecs_to_jiffies(READ_ONCE(peer->vol->repl.request_timeout_ms));
+	if (!wait_for_completion_timeout(done, timeout)) {
+		chorus_peer_fail(peer, gen, what);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/**
+ * chorus_wait_for_stop() - a kthread whose work is over waits to be reaped
+ *
+ * Context: a kthread that kthread_stop() will stop.
+ */
+void chorus_wait_for_stop(void)
+{
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
 }
 
 /* The handshake. */

@@ -264,19 +264,26 @@ void chorus_repl_send_rq(struct chorus_peer *peer, struct request *rq, u32 gen)
 	atomic64_add(data.len, &peer->stats.bytes_sent);
 }
 
+/* Complete a request that could not start, with @status. */
+static void chorus_repl_fail(struct request *rq, blk_status_t status)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+
+	WRITE_ONCE(rqd->status, status);
+	chorus_rq_put(rq);
+}
+
 static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
 	bool data = req_op(rq) != REQ_OP_FLUSH;
 	u32 id[CHORUS_MAX_PEERS] = {}, gen[CHORUS_MAX_PEERS] = {};
 	bool send[CHORUS_MAX_PEERS] = {}, mark[CHORUS_MAX_PEERS] = {};
-	bool bm_locked[CHORUS_MAX_PEERS] = {};
 	struct chorus_peer *peer;
 	int i;
 
 	if (data && chorus_al_begin(vol, rq)) {
-		WRITE_ONCE(rqd->status, BLK_STS_IOERR);
-		chorus_rq_put(rq);
+		chorus_repl_fail(rq, BLK_STS_IOERR);
 		return;
 	}
 
@@ -292,13 +299,14 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 				if (vol->repl.peers[i])
 					xa_release(&vol->repl.peers[i]->inflight,
 						   id[i]);
-			WRITE_ONCE(rqd->status, BLK_STS_RESOURCE);
-			chorus_rq_put(rq);
+			chorus_repl_fail(rq, BLK_STS_RESOURCE);
 			return;
 		}
 	}
 
 	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		bool bm_locked = false;
+
 		peer = vol->repl.peers[i];
 		if (!peer)
 			continue;
@@ -307,7 +315,7 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 			/* Marking: bm_mutex first, see chorus_bitmap_write_range(). */
 			spin_unlock_irq(&peer->lock);
 			mutex_lock(&peer->bm_mutex);
-			bm_locked[i] = true;
+			bm_locked = true;
 			spin_lock_irq(&peer->lock);
 		}
 		if (peer->in_writeset) {
@@ -328,10 +336,9 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 								   blk_rq_sectors(rq));
 		}
 		spin_unlock_irq(&peer->lock);
-		if (bm_locked[i] && !mark[i]) {
+		/* With bits to write, bm_mutex stays held until they are. */
+		if (bm_locked && !mark[i])
 			mutex_unlock(&peer->bm_mutex);
-			bm_locked[i] = false;
-		}
 	}
 
 	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
@@ -635,10 +642,16 @@ static struct chorus_reply *chorus_reply_new(struct chorus_conn *conn,
 	return reply;
 }
 
-static void chorus_free_pages(struct page **pages, unsigned int nr)
+/**
+ * chorus_pages_free() - free an array of pages and the array
+ * @pages: the array, with NULL for pages never allocated; may be NULL
+ * @nr: entries
+ */
+void chorus_pages_free(struct page **pages, unsigned int nr)
 {
-	while (nr--)
-		__free_page(pages[nr]);
+	while (pages && nr--)
+		if (pages[nr])
+			__free_page(pages[nr]);
 	kfree(pages);
 }
 
@@ -658,7 +671,7 @@ static int chorus_replica_apply(struct chorus_conn *conn,
 
 	reply = chorus_reply_new(conn, hdr, ack_type, CHORUS_WIRE_OK);
 	if (!reply) {
-		chorus_free_pages(pages, nr_pages);
+		chorus_pages_free(pages, nr_pages);
 		return -ENOMEM;
 	}
 	reply->pages = pages;
@@ -699,9 +712,18 @@ static int chorus_replica_apply(struct chorus_conn *conn,
 	return 0;
 }
 
-static int chorus_replica_answer(struct chorus_conn *conn,
-				 const struct chorus_wire_hdr *hdr, u8 type,
-				 u32 status)
+/**
+ * chorus_replica_answer() - queue an answer without data to a request
+ * @conn: the connection the request came on
+ * @hdr: the request; epoch, seq, sector and len are echoed
+ * @type: the answer's type
+ * @status: &enum chorus_wire_status
+ *
+ * Context: process context.
+ * Return: 0 or -ENOMEM (the session is closed).
+ */
+int chorus_replica_answer(struct chorus_conn *conn,
+			  const struct chorus_wire_hdr *hdr, u8 type, u32 status)
 {
 	struct chorus_reply *reply = chorus_reply_new(conn, hdr, type, status);
 
@@ -739,12 +761,12 @@ static int chorus_replica_request(struct chorus_conn *conn,
 
 	if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_REPLICA ||
 	    !READ_ONCE(peer->peer_owner)) {
-		chorus_free_pages(pages, nr_pages);
+		chorus_pages_free(pages, nr_pages);
 		return chorus_replica_answer(conn, hdr, ack, CHORUS_WIRE_NOT_MEMBER);
 	}
 	ret = chorus_repl_accept_epoch(vol, le64_to_cpu(hdr->epoch));
 	if (ret) {
-		chorus_free_pages(pages, nr_pages);
+		chorus_pages_free(pages, nr_pages);
 		if (ret != -ESTALE)
 			return chorus_replica_answer(conn, hdr, ack,
 						     CHORUS_WIRE_IO_ERROR);
@@ -762,7 +784,7 @@ static int chorus_replica_request(struct chorus_conn *conn,
 	if (hdr->type == CHORUS_MSG_VERIFY_REQ) {
 		u32 crc = le32_to_cpu(*(__le32 *)page_address(pages[0]));
 
-		chorus_free_pages(pages, nr_pages);
+		chorus_pages_free(pages, nr_pages);
 		return chorus_replica_verify(conn, hdr, crc);
 	}
 	return chorus_replica_apply(conn, hdr, pages, nr_pages, ack);
@@ -891,6 +913,6 @@ proto_logged:
 			    peer->vol->name, peer->node_id);
 proto:
 	if (pages)
-		chorus_free_pages(pages, nr_pages);
+		chorus_pages_free(pages, nr_pages);
 	return -EPROTO;
 }

@@ -402,6 +402,9 @@ void chorus_range_unlock(struct chorus_volume *vol,
 			 struct chorus_range *range);
 int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 		     struct page **pages, unsigned int nr_pages);
+int chorus_replica_answer(struct chorus_conn *conn,
+			  const struct chorus_wire_hdr *hdr, u8 type, u32 status);
+void chorus_pages_free(struct page **pages, unsigned int nr);
 int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			 u64 epoch, struct netlink_ext_ack *extack);
 int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch);
@@ -424,6 +427,10 @@ void chorus_peer_free(struct chorus_peer *peer);
 int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
 		     const void *body, const struct chorus_msg_data *data);
 void chorus_conn_reply(struct chorus_conn *conn, struct chorus_reply *reply);
+int chorus_peer_call(struct chorus_peer *peer, struct chorus_wire_hdr *hdr,
+		     const void *body, const struct chorus_msg_data *data,
+		     struct completion *done, const char *what);
+void chorus_wait_for_stop(void);
 int chorus_listener_start(const struct sockaddr_storage *addr,
 			  struct netlink_ext_ack *extack);
 void chorus_listener_stop(void);

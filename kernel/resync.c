@@ -35,12 +35,7 @@ struct chorus_region_buf {
 
 static void chorus_region_buf_free(struct chorus_region_buf *buf)
 {
-	unsigned int i;
-
-	for (i = 0; i < buf->nr; i++)
-		if (buf->pages[i])
-			__free_page(buf->pages[i]);
-	kfree(buf->pages);
+	chorus_pages_free(buf->pages, buf->nr);
 }
 
 static int chorus_region_buf_alloc(struct chorus_region_buf *buf,
@@ -101,10 +96,6 @@ static int chorus_job_exchange(struct chorus_peer *peer,
 			       struct chorus_wire_hdr *hdr, const void *body,
 			       const struct chorus_msg_data *data, u32 *status)
 {
-	struct chorus_repl *repl = &peer->vol->repl;
-	struct chorus_conn *conn;
-	unsigned long timeout, left;
-	u32 gen = 0;
 	int ret;
 
 	/* Ids never repeat across jobs, so a late answer matches nothing. */
@@ -112,26 +103,11 @@ static int chorus_job_exchange(struct chorus_peer *peer,
 	reinit_completion(&peer->job_done);
 	WRITE_ONCE(peer->job_sector, le64_to_cpu(hdr->sector));
 	WRITE_ONCE(peer->job_seq, le64_to_cpu(hdr->seq));
-	down_read(&peer->session_sem);
-	conn = peer->conns[0];
-	if (conn) {
-		gen = conn->gen;
-		ret = chorus_conn_send(conn, hdr, body, data);
-	} else {
-		ret = -ENOTCONN;
-	}
-	up_read(&peer->session_sem);
-	if (ret)
-		return ret;
-
-	timeout = msecs_to_jiffies(READ_ONCE(repl->request_timeout_ms));
-	left = wait_for_completion_timeout(&peer->job_done, timeout);
-	if (!left) {
-		chorus_peer_fail(peer, gen, "resync or verify request timeout");
-		return -ETIMEDOUT;
-	}
-	*status = READ_ONCE(peer->job_status);
-	return 0;
+	ret = chorus_peer_call(peer, hdr, body, data, &peer->job_done,
+			       "resync or verify request timeout");
+	if (!ret)
+		*status = READ_ONCE(peer->job_status);
+	return ret;
 }
 
 /**
@@ -394,12 +370,7 @@ static int chorus_job_threadfn(void *data)
 		chorus_verify_run(peer);
 	WRITE_ONCE(peer->job, CHORUS_JOB_NONE);
 	/* chorus_job_stop() reaps the thread. */
-	while (!kthread_should_stop()) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (!kthread_should_stop())
-			schedule();
-		__set_current_state(TASK_RUNNING);
-	}
+	chorus_wait_for_stop();
 	return 0;
 }
 
@@ -470,16 +441,10 @@ int chorus_replica_verify(struct chorus_conn *conn,
 	struct chorus_volume *vol = conn->peer->vol;
 	unsigned int bytes = le32_to_cpu(hdr->len);
 	struct chorus_region_buf buf;
-	struct chorus_reply *reply;
 	u32 status;
 
-	reply = kzalloc(sizeof(*reply), GFP_KERNEL);
-	if (!reply)
+	if (chorus_region_buf_alloc(&buf, bytes))
 		return -ENOMEM;
-	if (chorus_region_buf_alloc(&buf, bytes)) {
-		kfree(reply);
-		return -ENOMEM;
-	}
 	if (chorus_region_read(vol, &buf, le64_to_cpu(hdr->sector), bytes))
 		status = CHORUS_WIRE_IO_ERROR;
 	else if (chorus_region_crc(&buf, bytes) != crc)
@@ -487,12 +452,5 @@ int chorus_replica_verify(struct chorus_conn *conn,
 	else
 		status = CHORUS_WIRE_OK;
 	chorus_region_buf_free(&buf);
-
-	reply->conn = conn;
-	chorus_wire_init_hdr(&reply->hdr, CHORUS_MSG_VERIFY_REPLY,
-			     le64_to_cpu(hdr->epoch), le64_to_cpu(hdr->seq),
-			     le64_to_cpu(hdr->sector), bytes);
-	reply->hdr.status = cpu_to_le32(status);
-	chorus_conn_reply(conn, reply);
-	return 0;
+	return chorus_replica_answer(conn, hdr, CHORUS_MSG_VERIFY_REPLY, status);
 }

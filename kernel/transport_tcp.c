@@ -23,6 +23,12 @@
 
 #include "chorus.h"
 
+static int chorus_tcp_addrlen(const struct sockaddr_storage *addr)
+{
+	return addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					     sizeof(struct sockaddr_in);
+}
+
 static int chorus_tcp_sockopts(struct socket *sock)
 {
 	tcp_sock_set_nodelay(sock->sk);
@@ -35,8 +41,6 @@ static int chorus_tcp_connect(struct chorus_conn *conn,
 			      const struct sockaddr_storage *addr,
 			      int timeout_ms)
 {
-	int len = addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-						 sizeof(struct sockaddr_in);
 	struct socket *sock;
 	int ret;
 
@@ -46,7 +50,8 @@ static int chorus_tcp_connect(struct chorus_conn *conn,
 		return ret;
 	chorus_tcp_sockopts(sock);
 	sock->sk->sk_sndtimeo = msecs_to_jiffies(timeout_ms);
-	ret = kernel_connect(sock, (struct sockaddr *)addr, len, 0);
+	ret = kernel_connect(sock, (struct sockaddr *)addr,
+			     chorus_tcp_addrlen(addr), 0);
 	if (ret) {
 		sock_release(sock);
 		return ret;
@@ -198,25 +203,12 @@ static int chorus_tcp_recv_payload(struct socket *sock, u32 len,
 		ret = chorus_tcp_recv_buf(sock, page_address(pages[i]), n);
 	}
 	if (ret) {
-		while (i--)
-			if (pages[i])
-				__free_page(pages[i]);
-		kfree(pages);
+		chorus_pages_free(pages, nr);
 		return ret;
 	}
 	*pagesp = pages;
 	*nrp = nr;
 	return 0;
-}
-
-static void chorus_tcp_wait_stop(void)
-{
-	while (!kthread_should_stop()) {
-		set_current_state(TASK_INTERRUPTIBLE);
-		if (!kthread_should_stop())
-			schedule();
-		__set_current_state(TASK_RUNNING);
-	}
 }
 
 static int chorus_tcp_rx_thread(void *data)
@@ -259,7 +251,7 @@ static int chorus_tcp_rx_thread(void *data)
 		why = "connection closed";
 	}
 	chorus_peer_fail(peer, conn->gen, why);
-	chorus_tcp_wait_stop();
+	chorus_wait_for_stop();
 	return 0;
 }
 
@@ -362,7 +354,7 @@ static int chorus_listen_threadfn(void *data)
 		INIT_WORK(&aw->work, chorus_accept_workfn);
 		queue_work(chorus_accept_wq, &aw->work);
 	}
-	chorus_tcp_wait_stop();
+	chorus_wait_for_stop();
 	return 0;
 }
 
@@ -377,8 +369,6 @@ static int chorus_listen_threadfn(void *data)
 int chorus_listener_start(const struct sockaddr_storage *addr,
 			  struct netlink_ext_ack *extack)
 {
-	int len = addr->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
-						 sizeof(struct sockaddr_in);
 	struct task_struct *t;
 	struct socket *sock;
 	int ret;
@@ -401,7 +391,7 @@ int chorus_listener_start(const struct sockaddr_storage *addr,
 	if (ret)
 		goto unlock;
 	sock_set_reuseaddr(sock->sk);
-	ret = kernel_bind(sock, (struct sockaddr *)addr, len);
+	ret = kernel_bind(sock, (struct sockaddr *)addr, chorus_tcp_addrlen(addr));
 	if (ret) {
 		NL_SET_ERR_MSG(extack, "cannot bind the listener to this address and port");
 		goto release_sock;
