@@ -59,7 +59,7 @@ static const struct nla_policy chorus_peer_add_policy[CHORUS_A_MAX + 1] = {
 				    .len = CHORUS_ADDRESS_MAX - 1 },
 	[CHORUS_A_PORT]		= NLA_POLICY_MIN(NLA_U16, 1),
 	[CHORUS_A_TRANSPORT]	= NLA_POLICY_RANGE(NLA_U32, CHORUS_TRANSPORT_TCP,
-						   CHORUS_TRANSPORT_RDMA),
+						   CHORUS_TRANSPORT_RDMA_TCP),
 	[CHORUS_A_NR_CONNS]	= NLA_POLICY_RANGE(NLA_U32, 1, CHORUS_MAX_CONNS),
 	[CHORUS_A_INITIAL_SYNC]	= NLA_POLICY_RANGE(NLA_U32, CHORUS_INITIAL_SYNC_FULL,
 						   CHORUS_INITIAL_SYNC_NONE),
@@ -156,6 +156,41 @@ static int chorus_genl_fill_stats(struct sk_buff *skb,
 }
 
 /* Context: chorus_repl.peers_lock held, or the peer not yet listed. */
+/* One CHORUS_PEER_A_PATH nest. Context: may be under peers_lock. */
+static int chorus_genl_fill_path(struct sk_buff *skb, struct chorus_peer *peer,
+				 u32 transport, u32 active)
+{
+	struct chorus_path_stats *path = &peer->paths[chorus_path_index(transport)];
+	char last_error[CHORUS_REASON_MAX];
+	struct nlattr *nest;
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	strscpy(last_error, path->last_error, sizeof(last_error));
+	spin_unlock_irqrestore(&peer->lock, flags);
+
+	nest = nla_nest_start(skb, CHORUS_PEER_A_PATH);
+	if (!nest)
+		return -EMSGSIZE;
+	if (nla_put_u32(skb, CHORUS_PATH_A_TRANSPORT, transport) ||
+	    nla_put_u8(skb, CHORUS_PATH_A_ACTIVE, active == transport) ||
+	    nla_put_u64_64bit(skb, CHORUS_PATH_A_SESSIONS,
+			      atomic64_read(&path->sessions), CHORUS_PATH_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PATH_A_FAILURES,
+			      atomic64_read(&path->failures), CHORUS_PATH_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PATH_A_MSGS_SENT,
+			      atomic64_read(&path->msgs_sent), CHORUS_PATH_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PATH_A_BYTES_SENT,
+			      atomic64_read(&path->bytes_sent), CHORUS_PATH_A_PAD) ||
+	    (last_error[0] &&
+	     nla_put_string(skb, CHORUS_PATH_A_LAST_ERROR, last_error))) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
 static int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer,
 				 int attr)
 {
@@ -163,7 +198,7 @@ static int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer,
 	enum chorus_repl_state repl_state;
 	char last_error[CHORUS_REASON_MAX];
 	bool in_writeset, owner, syncing;
-	u32 held = 0;
+	u32 held = 0, active;
 	u64 dirty;
 	struct nlattr *nest;
 	struct request *rq;
@@ -177,6 +212,7 @@ static int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer,
 	owner = peer->peer_owner;
 	dirty = (u64)peer->dirty * (peer->vol->repl.region_sectors << SECTOR_SHIFT);
 	strscpy(last_error, peer->last_error, sizeof(last_error));
+	active = peer->active_transport;
 	xa_for_each(&peer->inflight, idx, rq)
 		held++;
 	spin_unlock_irqrestore(&peer->lock, flags);
@@ -227,7 +263,12 @@ static int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer,
 	    nla_put_u8(skb, CHORUS_PEER_A_VERIFY_RUNNING,
 		       READ_ONCE(peer->job) == CHORUS_JOB_VERIFY) ||
 	    (last_error[0] &&
-	     nla_put_string(skb, CHORUS_PEER_A_LAST_ERROR, last_error))) {
+	     nla_put_string(skb, CHORUS_PEER_A_LAST_ERROR, last_error)) ||
+	    nla_put_u32(skb, CHORUS_PEER_A_ACTIVE_TRANSPORT, active) ||
+	    ((peer->transport != CHORUS_TRANSPORT_TCP &&
+	      chorus_genl_fill_path(skb, peer, CHORUS_TRANSPORT_RDMA, active)) ||
+	     (peer->transport != CHORUS_TRANSPORT_RDMA &&
+	      chorus_genl_fill_path(skb, peer, CHORUS_TRANSPORT_TCP, active)))) {
 		nla_nest_cancel(skb, nest);
 		return -EMSGSIZE;
 	}

@@ -25,9 +25,10 @@
 
 struct workqueue_struct *chorus_wq;
 
-#define CHORUS_HANDSHAKE_TIMEOUT_MS	5000
 #define CHORUS_BACKOFF_MIN_MS		100
 #define CHORUS_BACKOFF_MAX_MS		5000
+#define CHORUS_PROBE_MIN_MS		3000	/* RDMA probe on the TCP fallback */
+#define CHORUS_PROBE_MAX_MS		60000
 
 static void chorus_peer_set_state(struct chorus_peer *peer,
 				  enum chorus_conn_state state,
@@ -128,6 +129,14 @@ int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
 	mutex_lock(&conn->send_mutex);
 	ret = conn->ops->send(conn, hdr, body, data);
 	mutex_unlock(&conn->send_mutex);
+	if (!ret && conn->peer) {
+		struct chorus_path_stats *path =
+			&conn->peer->paths[chorus_path_index(conn->ops->transport)];
+
+		atomic64_inc(&path->msgs_sent);
+		if (data)
+			atomic64_add(data->len, &path->bytes_sent);
+	}
 	return ret;
 }
 
@@ -314,6 +323,7 @@ static void chorus_peer_resend(struct chorus_peer *peer, u32 gen)
 }
 
 static void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason);
+static void chorus_peer_path_established(struct chorus_peer *peer);
 
 /*
  * Make @conns the peer's session. Context: session_mutex held; on failure
@@ -350,6 +360,7 @@ static void chorus_peer_establish(struct chorus_peer *peer,
 
 	spin_lock_irq(&peer->lock);
 	peer->gen = gen;
+	peer->active_transport = conns[0]->ops->transport;
 	peer->peer_owner = peer_owner;
 	peer->fenced = false;
 	peer->conn_state = CHORUS_CONN_CONNECTING;
@@ -364,7 +375,9 @@ static void chorus_peer_establish(struct chorus_peer *peer,
 		return;
 	}
 	atomic64_inc(&peer->stats.reconnects);
+	atomic64_inc(&peer->paths[chorus_path_index(peer->active_transport)].sessions);
 	peer->backoff_ms = CHORUS_BACKOFF_MIN_MS;
+	chorus_peer_path_established(peer);
 
 	if (owner) {
 		/* The log first: held writes may be in extents it lacks. */
@@ -431,6 +444,9 @@ static void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason)
 	chorus_peer_set_state(peer, peer->want_connect ?
 			      CHORUS_CONN_UNREACHABLE : CHORUS_CONN_DISCONNECTED,
 			      reason);
+	spin_lock_irq(&peer->lock);
+	peer->active_transport = CHORUS_TRANSPORT_UNSPEC;
+	spin_unlock_irq(&peer->lock);
 	for (i = 0; i < peer->nr_conns; i++)
 		if (peer->conns[i])
 			peer->conns[i]->ops->shutdown(peer->conns[i]);
@@ -564,69 +580,184 @@ static void chorus_peer_ping_workfn(struct work_struct *work)
 			   msecs_to_jiffies(READ_ONCE(repl->ping_interval_ms)));
 }
 
-/* Dial every connection of a session and handshake on each. */
-static void chorus_peer_connect_workfn(struct work_struct *work)
+/* Dial every connection of a session over @ops and handshake on each. */
+static const char *chorus_peer_dial(struct chorus_peer *peer,
+				    const struct chorus_transport_ops *ops,
+				    struct chorus_conn **conns, bool *peer_owner,
+				    u64 *peer_epoch)
 {
-	struct chorus_peer *peer =
-		container_of(to_delayed_work(work), struct chorus_peer, connect_work);
-	struct chorus_conn *conns[CHORUS_MAX_CONNS] = {};
+	u64 session = get_random_u64() | 1;
 	struct chorus_wire_hello hello, answer;
 	struct chorus_wire_hdr hdr;
 	const char *why = NULL;
-	bool peer_owner = false;
-	u64 session = get_random_u64() | 1, peer_epoch = 0;
 	u32 i, status;
-	int ret = 0;
-
-	mutex_lock(&peer->session_mutex);
-	if (!peer->want_connect || peer->conns[0])
-		goto unlock;
+	int ret;
 
 	for (i = 0; i < peer->nr_conns && !why; i++) {
-		conns[i] = chorus_conn_alloc(peer->ops);
-		if (!conns[i]) {
-			why = "out of memory";
-			break;
-		}
+		conns[i] = chorus_conn_alloc(ops);
+		if (!conns[i])
+			return "out of memory";
 		conns[i]->peer = peer;
-		ret = peer->ops->connect(conns[i], &peer->addr,
-					 CHORUS_HANDSHAKE_TIMEOUT_MS);
+		conns[i]->index = i;
+		ret = ops->connect(conns[i], &peer->addr,
+				   CHORUS_HANDSHAKE_TIMEOUT_MS);
 		if (ret) {
-			why = ret == -ECONNREFUSED ? "connection refused" :
-			      ret == -ETIMEDOUT ? "connect timed out" :
-			      ret == -ENETUNREACH || ret == -EHOSTUNREACH ?
-			      "no route to the peer" : "cannot connect";
-			break;
+			if (ops == &chorus_rdma_ops)
+				return ret == -ECONNREFUSED ? "RDMA connection refused" :
+				       ret == -ETIMEDOUT ? "RDMA connect timed out" :
+				       ret == -EHOSTUNREACH || ret == -ENETUNREACH ?
+				       "no RDMA route to the peer" :
+				       ret == -ENODEV ? "RDMA device removed" :
+				       "cannot connect over RDMA";
+			return ret == -ECONNREFUSED ? "connection refused" :
+			       ret == -ETIMEDOUT ? "connect timed out" :
+			       ret == -ENETUNREACH || ret == -EHOSTUNREACH ?
+			       "no route to the peer" : "cannot connect";
 		}
 		chorus_hello_fill(peer, &hello, i, session);
 		chorus_wire_init_hdr(&hdr, CHORUS_MSG_HELLO, 0, 0, 0, 0);
 		hdr.payload_len = cpu_to_le32(sizeof(hello));
 		ret = chorus_conn_send(conns[i], &hdr, &hello, NULL);
 		if (!ret)
-			ret = peer->ops->recv_sync(conns[i], &hdr, &answer,
-						   sizeof(answer),
-						   CHORUS_HANDSHAKE_TIMEOUT_MS);
-		if (ret || hdr.type != CHORUS_MSG_HELLO_ACK) {
-			why = "handshake failed";
-			break;
-		}
+			ret = ops->recv_sync(conns[i], &hdr, &answer,
+					     sizeof(answer),
+					     CHORUS_HANDSHAKE_TIMEOUT_MS);
+		if (ret || hdr.type != CHORUS_MSG_HELLO_ACK)
+			return "handshake failed";
 		status = le32_to_cpu(hdr.status);
 		if (status != CHORUS_WIRE_OK) {
-			why = chorus_wire_status_text(status);
 			if (status == CHORUS_WIRE_STALE_EPOCH)
 				WRITE_ONCE(peer->fenced, true);
-			break;
+			return chorus_wire_status_text(status);
 		}
 		status = chorus_hello_check(peer, &answer, &why);
 		if (status != CHORUS_WIRE_OK)
-			break;
-		peer_owner = le32_to_cpu(answer.flags) & CHORUS_HELLO_F_OWNER;
-		peer_epoch = le64_to_cpu(answer.epoch);
+			return why;
+		*peer_owner = le32_to_cpu(answer.flags) & CHORUS_HELLO_F_OWNER;
+		*peer_epoch = le64_to_cpu(answer.epoch);
+	}
+	return NULL;
+}
+
+/* Count a failed dial on @ops's path and remember why. */
+static void chorus_peer_path_failed(struct chorus_peer *peer,
+				    const struct chorus_transport_ops *ops,
+				    const char *why)
+{
+	struct chorus_path_stats *path =
+		&peer->paths[chorus_path_index(ops->transport)];
+
+	atomic64_inc(&path->failures);
+	spin_lock_irq(&peer->lock);
+	strscpy(path->last_error, why, sizeof(path->last_error));
+	spin_unlock_irq(&peer->lock);
+}
+
+/* The transport to dial first. Context: session_mutex held. */
+static const struct chorus_transport_ops *
+chorus_peer_dial_ops(struct chorus_peer *peer)
+{
+	lockdep_assert_held(&peer->session_mutex);
+	switch (peer->transport) {
+	case CHORUS_TRANSPORT_RDMA:
+		return &chorus_rdma_ops;
+	case CHORUS_TRANSPORT_RDMA_TCP:
+		return time_before(jiffies, peer->rdma_retry_at) ?
+		       &chorus_tcp_ops : &chorus_rdma_ops;
+	default:
+		return &chorus_tcp_ops;
+	}
+}
+
+/*
+ * A session is up. The dialler of an RDMA-with-TCP-fallback peer that had
+ * to take TCP checks from time to time whether RDMA works again.
+ * Context: session_mutex held.
+ */
+static void chorus_peer_path_established(struct chorus_peer *peer)
+{
+	lockdep_assert_held(&peer->session_mutex);
+	if (peer->active_transport == CHORUS_TRANSPORT_RDMA) {
+		peer->probe_ms = CHORUS_PROBE_MIN_MS;
+		return;
+	}
+	if (peer->dialler && peer->transport == CHORUS_TRANSPORT_RDMA_TCP)
+		mod_delayed_work(chorus_wq, &peer->probe_work,
+				 msecs_to_jiffies(peer->probe_ms));
+}
+
+/*
+ * On the TCP fallback: if an RDMA connection to the peer comes up again,
+ * end the TCP session; the redial takes RDMA. Held writes are sent again
+ * on the new session, so the application sees a short stall at most.
+ */
+static void chorus_peer_probe_workfn(struct work_struct *work)
+{
+	struct chorus_peer *peer =
+		container_of(to_delayed_work(work), struct chorus_peer, probe_work);
+	u32 gen, transport;
+
+	spin_lock_irq(&peer->lock);
+	gen = peer->gen;
+	transport = peer->active_transport;
+	spin_unlock_irq(&peer->lock);
+	if (transport != CHORUS_TRANSPORT_TCP)
+		return;
+	if (!chorus_rdma_probe(&peer->addr, CHORUS_HANDSHAKE_TIMEOUT_MS)) {
+		queue_delayed_work(chorus_wq, &peer->probe_work,
+				   msecs_to_jiffies(READ_ONCE(peer->probe_ms)));
+		return;
+	}
+	mutex_lock(&peer->session_mutex);
+	peer->rdma_retry_at = jiffies;
+	/* If RDMA fails again, wait longer before the next switch. */
+	peer->probe_ms = min(peer->probe_ms * 2, CHORUS_PROBE_MAX_MS);
+	mutex_unlock(&peer->session_mutex);
+	pr_info("%s: peer %u: RDMA connects again: leaving TCP\n",
+		peer->vol->name, peer->node_id);
+	chorus_peer_fail(peer, gen, "switching to RDMA");
+}
+
+/*
+ * Dial a session: over RDMA first when the peer may use it, then over TCP
+ * if RDMA failed and the peer may fall back.
+ */
+static void chorus_peer_connect_workfn(struct work_struct *work)
+{
+	struct chorus_peer *peer =
+		container_of(to_delayed_work(work), struct chorus_peer, connect_work);
+	struct chorus_conn *conns[CHORUS_MAX_CONNS] = {};
+	const struct chorus_transport_ops *ops;
+	bool peer_owner = false;
+	u64 peer_epoch = 0;
+	const char *why;
+	u32 i;
+
+	mutex_lock(&peer->session_mutex);
+	if (!peer->want_connect || peer->conns[0])
+		goto unlock;
+
+	ops = chorus_peer_dial_ops(peer);
+	why = chorus_peer_dial(peer, ops, conns, &peer_owner, &peer_epoch);
+	if (why && ops == &chorus_rdma_ops &&
+	    peer->transport == CHORUS_TRANSPORT_RDMA_TCP) {
+		for (i = 0; i < peer->nr_conns; i++) {
+			chorus_conn_free(conns[i]);
+			conns[i] = NULL;
+		}
+		chorus_peer_path_failed(peer, ops, why);
+		pr_info_ratelimited("%s: peer %u: %s; falling back to TCP\n",
+				    peer->vol->name, peer->node_id, why);
+		peer->rdma_retry_at = jiffies + msecs_to_jiffies(peer->probe_ms);
+		ops = &chorus_tcp_ops;
+		why = chorus_peer_dial(peer, ops, conns, &peer_owner,
+				       &peer_epoch);
 	}
 
 	if (why) {
 		for (i = 0; i < peer->nr_conns; i++)
 			chorus_conn_free(conns[i]);
+		chorus_peer_path_failed(peer, ops, why);
 		pr_info_ratelimited("%s: peer %u: %s\n", peer->vol->name,
 				    peer->node_id, why);
 		spin_lock_irq(&peer->lock);
@@ -641,6 +772,15 @@ static void chorus_peer_connect_workfn(struct work_struct *work)
 		chorus_peer_schedule_dial(peer, peer->backoff_ms);
 unlock:
 	mutex_unlock(&peer->session_mutex);
+}
+
+/* Whether @peer's transport setting allows sessions over @ops. */
+static bool chorus_peer_may_use(struct chorus_peer *peer,
+				const struct chorus_transport_ops *ops)
+{
+	if (peer->transport == CHORUS_TRANSPORT_RDMA_TCP)
+		return true;
+	return peer->transport == ops->transport;
 }
 
 static int chorus_handshake_refuse(struct chorus_conn *conn,
@@ -680,6 +820,17 @@ static int chorus_handshake_peer(struct chorus_conn *conn,
 	if (!peer->want_connect || peer->dialler)
 		return chorus_handshake_refuse(conn, peer, theirs,
 					       CHORUS_WIRE_NOT_MEMBER);
+	if (!chorus_peer_may_use(peer, conn->ops)) {
+		pr_info_ratelimited("%s: peer %u: refused: it dialled over %s, which this node does not use for it\n",
+				    peer->vol->name, peer->node_id,
+				    conn->ops->name);
+		spin_lock_irq(&peer->lock);
+		strscpy(peer->last_error, "peer dialled over a transport not configured for it",
+			sizeof(peer->last_error));
+		spin_unlock_irq(&peer->lock);
+		return chorus_handshake_refuse(conn, peer, theirs,
+					       CHORUS_WIRE_REFUSED);
+	}
 	status = chorus_hello_check(peer, theirs, &why);
 	if (status != CHORUS_WIRE_OK || !session) {
 		pr_info_ratelimited("%s: peer %u: refused: %s\n",
@@ -813,6 +964,8 @@ static struct chorus_peer *chorus_peer_alloc(struct chorus_volume *vol,
 	INIT_DELAYED_WORK(&peer->connect_work, chorus_peer_connect_workfn);
 	INIT_WORK(&peer->fail_work, chorus_peer_fail_workfn);
 	INIT_DELAYED_WORK(&peer->ping_work, chorus_peer_ping_workfn);
+	INIT_DELAYED_WORK(&peer->probe_work, chorus_peer_probe_workfn);
+	peer->probe_ms = CHORUS_PROBE_MIN_MS;
 	init_waitqueue_head(&peer->replica_wait);
 	mutex_init(&peer->bm_mutex);
 	init_completion(&peer->job_done);
@@ -832,6 +985,7 @@ void chorus_peer_free(struct chorus_peer *peer)
 	cancel_delayed_work_sync(&peer->connect_work);
 	cancel_work_sync(&peer->fail_work);
 	cancel_delayed_work_sync(&peer->ping_work);
+	cancel_delayed_work_sync(&peer->probe_work);
 	xa_destroy(&peer->inflight);
 	chorus_bitmap_free(peer);
 	mutex_destroy(&peer->session_mutex);
@@ -933,10 +1087,6 @@ int chorus_peer_add(struct chorus_volume *vol, u32 node_id,
 		NL_SET_ERR_MSG(extack, "a peer cannot have this node's own id");
 		return -EINVAL;
 	}
-	if (transport != CHORUS_TRANSPORT_TCP) {
-		NL_SET_ERR_MSG(extack, "only the tcp transport is built so far");
-		return -EOPNOTSUPP;
-	}
 	if (chorus_peer_find(vol, node_id)) {
 		NL_SET_ERR_MSG(extack, "the volume already has a peer with this node id");
 		return -EEXIST;
@@ -958,7 +1108,6 @@ int chorus_peer_add(struct chorus_volume *vol, u32 node_id,
 	peer->port = port;
 	peer->transport = transport;
 	peer->nr_conns = nr_conns;
-	peer->ops = &chorus_tcp_ops;
 	peer->dialler = vol->node_id < node_id;
 
 	ret = chorus_peer_load_slot(peer, initial_sync, extack);
@@ -1125,11 +1274,19 @@ int chorus_peer_writeset_remove(struct chorus_peer *peer,
 
 int chorus_peer_module_init(void)
 {
+	int ret;
+
 	chorus_wq = alloc_workqueue("chorus", WQ_MEM_RECLAIM, 0);
-	return chorus_wq ? 0 : -ENOMEM;
+	if (!chorus_wq)
+		return -ENOMEM;
+	ret = chorus_rdma_init();
+	if (ret)
+		destroy_workqueue(chorus_wq);
+	return ret;
 }
 
 void chorus_peer_module_exit(void)
 {
+	chorus_rdma_exit();
 	destroy_workqueue(chorus_wq);
 }

@@ -9,6 +9,7 @@
  *   bitmap.c         per-peer dirty bitmaps, in memory and on disk
  *   resync.c         bitmap resync and online verify
  *   transport_tcp.c  the TCP transport
+ *   transport_rdma.c the RDMA transport
  *
  * Lock order: chorus_volumes_lock > chorus_repl.conf_lock >
  * chorus_peer.session_mutex > chorus_al.mutex > chorus_peer.bm_mutex >
@@ -35,6 +36,9 @@ struct chorus_peer;
 struct netlink_ext_ack;
 struct chorus_conn;
 struct request;
+struct chorus_rdma_queue;
+
+#define CHORUS_HANDSHAKE_TIMEOUT_MS	5000
 
 /**
  * struct chorus_msg_data - data sent after a header, never copied
@@ -50,7 +54,8 @@ struct chorus_msg_data {
 
 /**
  * struct chorus_transport_ops - what a transport provides
- * @name: "tcp"
+ * @name: "tcp" or "rdma"
+ * @transport: %CHORUS_TRANSPORT_TCP or %CHORUS_TRANSPORT_RDMA
  * @connect: dial @addr; on success the connection can send and
  *	chorus_transport_ops.recv_sync works. May sleep.
  * @send: send a header, an optional small @body (HELLO, VERIFY_REQ) and
@@ -66,6 +71,7 @@ struct chorus_msg_data {
  */
 struct chorus_transport_ops {
 	const char *name;
+	u32 transport;
 	int (*connect)(struct chorus_conn *conn,
 		       const struct sockaddr_storage *addr, int timeout_ms);
 	int (*send)(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
@@ -79,13 +85,15 @@ struct chorus_transport_ops {
 };
 
 extern const struct chorus_transport_ops chorus_tcp_ops;
+extern const struct chorus_transport_ops chorus_rdma_ops;
 
 /**
  * struct chorus_conn - one connection of a peer's session
  * @peer: the peer, set once the handshake named it
  * @ops: the transport
  * @sock: TCP: the socket
- * @rx_thread: TCP: the receive thread
+ * @queue: RDMA: the queue pair and its buffers
+ * @rx_thread: the receive thread
  * @index: position in the session
  * @gen: the session generation it belongs to
  * @send_mutex: serialises sends, so messages never interleave
@@ -96,6 +104,7 @@ struct chorus_conn {
 	struct chorus_peer *peer;
 	const struct chorus_transport_ops *ops;
 	struct socket *sock;
+	struct chorus_rdma_queue *queue;
 	struct task_struct *rx_thread;
 	int index;
 	u32 gen;
@@ -122,6 +131,30 @@ struct chorus_reply {
 	unsigned int nr_pages;
 };
 
+#define CHORUS_NR_PATHS	2	/* TCP, RDMA */
+
+/**
+ * struct chorus_path_stats - counters of one transport of a peer
+ * @sessions: sessions established on it
+ * @failures: dial attempts on it that failed
+ * @msgs_sent: messages sent on it
+ * @bytes_sent: data bytes sent on it
+ * @last_error: why it last failed, under chorus_peer.lock
+ */
+struct chorus_path_stats {
+	atomic64_t sessions;
+	atomic64_t failures;
+	atomic64_t msgs_sent;
+	atomic64_t bytes_sent;
+	char last_error[CHORUS_REASON_MAX];
+};
+
+/* Index in chorus_peer.paths of a transport (TCP or RDMA). */
+static inline int chorus_path_index(u32 transport)
+{
+	return transport == CHORUS_TRANSPORT_RDMA ? 1 : 0;
+}
+
 /**
  * enum chorus_job - a background job of a peer
  * @CHORUS_JOB_NONE: none
@@ -145,7 +178,6 @@ enum chorus_job {
  * @address: @addr as given; immutable
  * @transport: &enum chorus_transport; immutable
  * @nr_conns: connections per session; immutable
- * @ops: the transport's operations; immutable
  *
  * @lock: protects the fields below it up to @inflight, and the bitmap bits
  * @conn_state: &enum chorus_conn_state
@@ -155,6 +187,7 @@ enum chorus_job {
  * @peer_owner: the peer said it is the owner in its handshake
  * @fenced: the peer refused this owner's epoch as stale
  * @last_error: why the last session ended
+ * @active_transport: transport of the current session, UNSPEC if none
  * @inflight: seq -> request waiting for this peer's ack (sent or held);
  *	entries are removed under @lock, so that one remover wins
  * @next_id: cursor for allocating ids in @inflight
@@ -172,6 +205,12 @@ enum chorus_job {
  * @connect_work: dials and handshakes
  * @fail_work: tears down a failed session
  * @ping_work: heartbeat
+ * @probe_work: dialler on the TCP fallback: checks whether RDMA works again
+ * @rdma_retry_at: jiffies before which the dialler does not try RDMA, under
+ *	@session_mutex
+ * @probe_ms: current @probe_work interval, under @session_mutex
+ * @paths: per transport (chorus_path_index()): counters, and the last error
+ *	under @lock
  * @replica_inflight: writes received and not yet acked
  * @replica_wait: woken when @replica_inflight drops to zero
  *
@@ -209,7 +248,6 @@ struct chorus_peer {
 	u16 port;
 	u32 transport;
 	u32 nr_conns;
-	const struct chorus_transport_ops *ops;
 
 	spinlock_t lock; /* see above */
 	enum chorus_conn_state conn_state;
@@ -219,6 +257,7 @@ struct chorus_peer {
 	bool peer_owner;
 	bool fenced;
 	char last_error[CHORUS_REASON_MAX];
+	u32 active_transport;
 	struct xarray inflight;
 	u32 next_id;
 
@@ -235,6 +274,10 @@ struct chorus_peer {
 	struct delayed_work connect_work;
 	struct work_struct fail_work;
 	struct delayed_work ping_work;
+	struct delayed_work probe_work;
+	unsigned long rdma_retry_at;
+	unsigned int probe_ms;
+	struct chorus_path_stats paths[CHORUS_NR_PATHS];
 	atomic_t replica_inflight;
 	wait_queue_head_t replica_wait;
 
@@ -434,6 +477,14 @@ void chorus_wait_for_stop(void);
 int chorus_listener_start(const struct sockaddr_storage *addr,
 			  struct netlink_ext_ack *extack);
 void chorus_listener_stop(void);
+
+/* transport_rdma.c */
+int chorus_rdma_init(void);
+void chorus_rdma_exit(void);
+int chorus_rdma_listen(const struct sockaddr_storage *addr,
+		       struct netlink_ext_ack *extack);
+void chorus_rdma_unlisten(void);
+bool chorus_rdma_probe(const struct sockaddr_storage *addr, int timeout_ms);
 int chorus_handshake_accepted(struct chorus_conn *conn);
 struct chorus_conn *chorus_conn_alloc(const struct chorus_transport_ops *ops);
 void chorus_conn_free(struct chorus_conn *conn);

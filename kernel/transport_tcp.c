@@ -291,6 +291,7 @@ static void chorus_tcp_release(struct chorus_conn *conn)
 
 const struct chorus_transport_ops chorus_tcp_ops = {
 	.name		= "tcp",
+	.transport	= CHORUS_TRANSPORT_TCP,
 	.connect	= chorus_tcp_connect,
 	.send		= chorus_tcp_send,
 	.recv_sync	= chorus_tcp_recv_sync,
@@ -359,7 +360,8 @@ static int chorus_listen_threadfn(void *data)
 }
 
 /**
- * chorus_listener_start() - accept replication connections at @addr
+ * chorus_listener_start() - accept replication connections at @addr, over
+ * TCP and over RDMA (see chorus_rdma_listen())
  * @addr: address and port
  * @extack: where to say what failed
  *
@@ -401,16 +403,21 @@ int chorus_listener_start(const struct sockaddr_storage *addr,
 		NL_SET_ERR_MSG(extack, "cannot listen on the socket");
 		goto release_sock;
 	}
+	ret = chorus_rdma_listen(addr, extack);
+	if (ret)
+		goto release_sock;
 	t = kthread_run(chorus_listen_threadfn, sock, "chorus-listen");
 	if (IS_ERR(t)) {
 		ret = PTR_ERR(t);
-		goto release_sock;
+		goto rdma_unlisten;
 	}
 	chorus_listen_sock = sock;
 	chorus_listen_thread = t;
 	mutex_unlock(&chorus_listen_mutex);
 	return 0;
 
+rdma_unlisten:
+	chorus_rdma_unlisten();
 release_sock:
 	sock_release(sock);
 unlock:
@@ -433,6 +440,7 @@ void chorus_listener_stop(void)
 		sock_release(chorus_listen_sock);
 		chorus_listen_sock = NULL;
 		chorus_listen_thread = NULL;
+		chorus_rdma_unlisten();
 	}
 	if (chorus_accept_wq)
 		flush_workqueue(chorus_accept_wq);

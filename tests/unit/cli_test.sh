@@ -74,6 +74,9 @@ expect 2 "$ctl" peer add vol0 2 10.0.0.256
 expect 2 "$ctl" peer add vol0 2 10.0.0.2 --port 0
 expect 2 "$ctl" peer add vol0 2 10.0.0.2 --port 70000
 expect 2 "$ctl" peer add vol0 2 10.0.0.2 --transport udp
+expect 2 "$ctl" peer add vol0 2 10.0.0.2 --transport rdma-tcp
+expect 2 "$ctl" peer add vol0 2 10.0.0.2 --transport RDMA
+expect 2 "$ctl" peer add vol0 2 10.0.0.2 --transport ''
 expect 2 "$ctl" peer add vol0 2 10.0.0.2 --conns 0
 expect 2 "$ctl" peer add vol0 2 10.0.0.2 --conns 9
 expect 2 "$ctl" peer add vol0 2 10.0.0.2 --initial-sync partial
@@ -111,6 +114,15 @@ case $msg in
 *"address 'node2' is not an IPv4 or IPv6 address literal"*) ;;
 *) echo "FAIL: unexpected message: $msg"; fail=1 ;;
 esac
+msg=$("$ctl" peer add vol0 2 10.0.0.2 --transport udp 2>&1)
+case $msg in
+"chorusctl: --transport: transport 'udp' is not tcp, rdma or rdma+tcp"*) ;;
+*) echo "FAIL: unexpected message: $msg"; fail=1 ;;
+esac
+case $("$ctl" peer add --help 2>&1) in
+*"rdma+tcp (RDMA with TCP fallback)"*) ;;
+*) echo "FAIL: peer add --help does not describe rdma+tcp"; fail=1 ;;
+esac
 msg=$("$ctl" volume role vol0 owner 2>&1)
 case $msg in
 "chorusctl: volume role vol0 owner: --epoch E is required"*) ;;
@@ -139,6 +151,8 @@ if [ ! -d /sys/module/chorus ]; then
 	expect 3 "$ctl" peer add vol0 2 10.0.0.2
 	expect 3 "$ctl" peer add vol0 32 fd00::2 --port 7789 --transport rdma --conns 8 \
 		--initial-sync none --json
+	expect 3 "$ctl" peer add vol0 2 10.0.0.2 --transport rdma+tcp
+	expect 3 "$ctl" peer add vol0 2 10.0.0.2 --transport tcp
 	expect 3 "$ctl" peer del vol0 2
 	expect 3 "$ctl" peer connect vol0 2
 	expect 3 "$ctl" --json peer disconnect vol0 2

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -503,6 +504,17 @@ TEST(BuildRequest, PeerAddLeavesConnsAndInitialSyncToTheKernel) {
     EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_TRANSPORT]), static_cast<uint32_t>(CHORUS_TRANSPORT_TCP));
 }
 
+TEST(BuildRequest, PeerAddSendsRdmaWithTcpFallback) {
+    PeerAddRequest req;
+    req.volume = "vol0";
+    req.node_id = 2;
+    req.address = "10.0.0.2";
+    req.transport = ParseTransport("rdma+tcp");
+    Parsed p = ParseRequest(BuildPeerAdd(kFamily, req));
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_TRANSPORT]),
+              static_cast<uint32_t>(CHORUS_TRANSPORT_RDMA_TCP));
+}
+
 class BuildPeerCommandTest : public testing::TestWithParam<int> {};
 
 TEST_P(BuildPeerCommandTest, CarriesVolumeAndNodeIdOnly) {
@@ -677,7 +689,126 @@ TEST(ParseVolume, ReplicationAttributes) {
                  q.in_writeset || q.role || q.dirty_bytes || q.sync_total_bytes ||
                  q.sync_done_bytes || q.sync_rate || q.writes_sent || q.bytes_sent || q.held ||
                  q.reconnects || q.resynced_bytes || q.verify_done_bytes || q.verify_mismatches ||
-                 q.verify_running || q.last_error);
+                 q.verify_running || q.last_error || q.active_transport);
+    EXPECT_TRUE(q.paths.empty());
+    EXPECT_TRUE(p.paths.empty());
+}
+
+// One CHORUS_PEER_A_PATH nest as the kernel would fill it.
+void PutPath(nl_msg* m, uint32_t transport, bool active, uint64_t sessions, uint64_t failures,
+             uint64_t msgs, uint64_t bytes, const char* last_error) {
+    nlattr* nest = nla_nest_start(m, CHORUS_PEER_A_PATH);
+    nla_put_u32(m, CHORUS_PATH_A_TRANSPORT, transport);
+    nla_put_u8(m, CHORUS_PATH_A_ACTIVE, active ? 1 : 0);
+    nla_put(m, CHORUS_PATH_A_PAD, 0, nullptr);  // as nla_put_u64_64bit may add
+    nla_put_u64(m, CHORUS_PATH_A_SESSIONS, sessions);
+    nla_put_u64(m, CHORUS_PATH_A_FAILURES, failures);
+    nla_put_u64(m, CHORUS_PATH_A_MSGS_SENT, msgs);
+    nla_put_u64(m, CHORUS_PATH_A_BYTES_SENT, bytes);
+    nla_put_string(m, CHORUS_PATH_A_LAST_ERROR, last_error);
+    nla_put_u32(m, CHORUS_PATH_A_MAX + 1, 7);  // from a newer kernel
+    nla_nest_end(m, nest);
+}
+
+TEST(ParseVolume, PeerWithTwoPathsAndTheActiveTransport) {
+    NlMsgPtr msg = MakeReply({});
+    nl_msg* m = msg.get();
+    nlattr* peers = nla_nest_start(m, CHORUS_A_PEERS);
+    nlattr* peer = nla_nest_start(m, CHORUS_A_PEER);
+    nla_put_u32(m, CHORUS_PEER_A_NODE_ID, 2);
+    nla_put_u32(m, CHORUS_PEER_A_TRANSPORT, CHORUS_TRANSPORT_RDMA_TCP);
+    PutPath(m, CHORUS_TRANSPORT_RDMA, false, 3, 1, 1200, 48ull << 20, "route resolution timed out");
+    nla_put_u32(m, CHORUS_PEER_A_ACTIVE_TRANSPORT, CHORUS_TRANSPORT_TCP);
+    PutPath(m, CHORUS_TRANSPORT_TCP, true, 1, 0, 5, 4096, "");
+    nla_put_u64(m, CHORUS_PEER_A_MAX + 1, 99);  // from a newer kernel
+    nla_nest_end(m, peer);
+    PutPeer(m, CHORUS_A_PEER, 3, false);
+    nla_nest_end(m, peers);
+
+    VolumeInfo v = ParseVolumeMessage(Bytes(m));
+    ASSERT_EQ(v.peers.size(), 2u);
+    const PeerInfo& p = v.peers[0];
+    EXPECT_EQ(p.node_id, 2u);
+    EXPECT_EQ(p.transport, static_cast<uint32_t>(CHORUS_TRANSPORT_RDMA_TCP));
+    EXPECT_EQ(p.active_transport, static_cast<uint32_t>(CHORUS_TRANSPORT_TCP));
+    ASSERT_EQ(p.paths.size(), 2u);  // both, in the kernel's order
+    const PathInfo& rdma = p.paths[0];
+    EXPECT_EQ(rdma.transport, static_cast<uint32_t>(CHORUS_TRANSPORT_RDMA));
+    EXPECT_EQ(rdma.active, false);
+    EXPECT_EQ(rdma.sessions, 3u);
+    EXPECT_EQ(rdma.failures, 1u);
+    EXPECT_EQ(rdma.msgs_sent, 1200u);
+    EXPECT_EQ(rdma.bytes_sent, 48ull << 20);
+    EXPECT_EQ(rdma.last_error, "route resolution timed out");
+    const PathInfo& tcp = p.paths[1];
+    EXPECT_EQ(tcp.transport, static_cast<uint32_t>(CHORUS_TRANSPORT_TCP));
+    EXPECT_EQ(tcp.active, true);
+    EXPECT_EQ(tcp.sessions, 1u);
+    EXPECT_EQ(tcp.failures, 0u);
+    EXPECT_EQ(tcp.msgs_sent, 5u);
+    EXPECT_EQ(tcp.bytes_sent, 4096u);
+    EXPECT_FALSE(tcp.last_error.has_value());  // empty counts as absent
+
+    // The next peer's paths are its own (none).
+    EXPECT_EQ(v.peers[1].node_id, 3u);
+    EXPECT_TRUE(v.peers[1].paths.empty());
+    EXPECT_FALSE(v.peers[1].active_transport.has_value());
+}
+
+TEST(ParseVolume, NoSessionAndAPathWithOnlyItsTransport) {
+    ReplySpec spec;
+    spec.cmd = CHORUS_CMD_EVENT;
+    spec.event = CHORUS_EVENT_PEER_STATE;
+    NlMsgPtr msg = MakeReply(spec);
+    nl_msg* m = msg.get();
+    nlattr* peer = nla_nest_start(m, CHORUS_A_PEER);
+    nla_put_u32(m, CHORUS_PEER_A_NODE_ID, 2);
+    nla_put_u32(m, CHORUS_PEER_A_ACTIVE_TRANSPORT, CHORUS_TRANSPORT_UNSPEC);
+    nlattr* path = nla_nest_start(m, CHORUS_PEER_A_PATH);
+    nla_put_u32(m, CHORUS_PATH_A_TRANSPORT, CHORUS_TRANSPORT_RDMA);
+    nla_nest_end(m, path);
+    nla_nest_end(m, peer);
+    VolumeInfo v = ParseVolumeMessage(Bytes(m));
+    ASSERT_TRUE(v.peer.has_value());
+    EXPECT_EQ(v.peer->active_transport, static_cast<uint32_t>(CHORUS_TRANSPORT_UNSPEC));
+    ASSERT_EQ(v.peer->paths.size(), 1u);
+    const PathInfo& p = v.peer->paths[0];
+    EXPECT_EQ(p.transport, static_cast<uint32_t>(CHORUS_TRANSPORT_RDMA));
+    EXPECT_FALSE(p.active || p.sessions || p.failures || p.msgs_sent || p.bytes_sent ||
+                 p.last_error);
+}
+
+TEST(ParseVolume, MalformedPaths) {
+    auto parse_peer = [](const std::function<void(nl_msg*)>& fill) {
+        NlMsgPtr msg = MakeReply({});
+        nlattr* peer = nla_nest_start(msg.get(), CHORUS_A_PEER);
+        fill(msg.get());
+        nla_nest_end(msg.get(), peer);
+        return ParseError(Bytes(msg.get()));
+    };
+    // A counter as u32 instead of u64.
+    std::string error = parse_peer([](nl_msg* m) {
+        nlattr* path = nla_nest_start(m, CHORUS_PEER_A_PATH);
+        nla_put_u32(m, CHORUS_PATH_A_SESSIONS, 3);
+        nla_nest_end(m, path);
+    });
+    EXPECT_EQ(error, "CHORUS_PATH_A_SESSIONS has 4 bytes, expected 8");
+    // A last error without its NUL.
+    error = parse_peer([](nl_msg* m) {
+        nlattr* path = nla_nest_start(m, CHORUS_PEER_A_PATH);
+        nla_put(m, CHORUS_PATH_A_LAST_ERROR, 3, "abc");
+        nla_nest_end(m, path);
+    });
+    EXPECT_EQ(error, "CHORUS_PATH_A_LAST_ERROR is not a NUL-terminated string");
+    // A path that is not an attribute stream.
+    error = parse_peer([](nl_msg* m) {
+        uint8_t junk[6] = {0xff, 0xff, 0, 0, 0, 0};
+        nla_put(m, CHORUS_PEER_A_PATH, sizeof(junk), junk);
+    });
+    EXPECT_NE(error.find("in CHORUS_PEER_A_PATH"), std::string::npos) << error;
+    // The active transport as u8.
+    error = parse_peer([](nl_msg* m) { nla_put_u8(m, CHORUS_PEER_A_ACTIVE_TRANSPORT, 1); });
+    EXPECT_EQ(error, "CHORUS_PEER_A_ACTIVE_TRANSPORT has 1 bytes, expected 4");
 }
 
 TEST(ParseVolume, ReplicationAttributesAreOptional) {
@@ -806,6 +937,10 @@ TEST(Names, ReplicationEnums) {
     EXPECT_EQ(RoleName(9), "unknown(9)");
     EXPECT_EQ(TransportName(CHORUS_TRANSPORT_TCP), "tcp");
     EXPECT_EQ(TransportName(CHORUS_TRANSPORT_RDMA), "rdma");
+    EXPECT_EQ(TransportName(CHORUS_TRANSPORT_RDMA_TCP), "rdma+tcp");
+    EXPECT_EQ(TransportName(CHORUS_TRANSPORT_UNSPEC), "unknown(0)");
+    EXPECT_EQ(TransportName(__CHORUS_TRANSPORT_MAX),
+              "unknown(" + std::to_string(__CHORUS_TRANSPORT_MAX) + ")");
     EXPECT_EQ(ConnStateName(CHORUS_CONN_DISCONNECTED), "disconnected");
     EXPECT_EQ(ConnStateName(CHORUS_CONN_CONNECTING), "connecting");
     EXPECT_EQ(ConnStateName(CHORUS_CONN_CONNECTED), "connected");
@@ -818,8 +953,29 @@ TEST(Names, ReplicationEnums) {
     EXPECT_EQ(PeerAttrName(CHORUS_PEER_A_LAST_ERROR), "CHORUS_PEER_A_LAST_ERROR");
     EXPECT_EQ(PeerAttrName(CHORUS_PEER_A_MAX + 1),
               "peer attribute " + std::to_string(CHORUS_PEER_A_MAX + 1));
+    EXPECT_EQ(PeerAttrName(CHORUS_PEER_A_PATH), "CHORUS_PEER_A_PATH");
+    EXPECT_EQ(PathAttrName(CHORUS_PATH_A_BYTES_SENT), "CHORUS_PATH_A_BYTES_SENT");
+    EXPECT_EQ(PathAttrName(CHORUS_PATH_A_MAX + 1),
+              "path attribute " + std::to_string(CHORUS_PATH_A_MAX + 1));
     EXPECT_EQ(CommandName(CHORUS_CMD_WRITESET_REMOVE), "WRITESET_REMOVE");
     EXPECT_EQ(CommandName(CHORUS_CMD_MAX + 1), "command " + std::to_string(CHORUS_CMD_MAX + 1));
+}
+
+TEST(Names, ParseTransport) {
+    EXPECT_EQ(ParseTransport("tcp"), static_cast<uint32_t>(CHORUS_TRANSPORT_TCP));
+    EXPECT_EQ(ParseTransport("rdma"), static_cast<uint32_t>(CHORUS_TRANSPORT_RDMA));
+    EXPECT_EQ(ParseTransport("rdma+tcp"), static_cast<uint32_t>(CHORUS_TRANSPORT_RDMA_TCP));
+    for (const char* bad :
+         {"udp", "", "RDMA", "tcp+rdma", "rdma-tcp", "rdma+tcp ", "unspec", "unknown(0)", "3"}) {
+        try {
+            ParseTransport(bad);
+            ADD_FAILURE() << "accepted '" << bad << "'";
+        } catch (const Error& e) {
+            EXPECT_EQ(e.what(),
+                      "transport '" + std::string(bad) + "' is not tcp, rdma or rdma+tcp");
+            EXPECT_EQ(e.errnum(), EINVAL);
+        }
+    }
 }
 
 // Every number the header defines has a name here: a table that fell behind
@@ -835,8 +991,12 @@ TEST(Names, TablesCoverTheHeader) {
         EXPECT_EQ(EventName(e).find("unknown"), std::string::npos) << e;
     for (uint32_t r = 1; r < __CHORUS_ROLE_MAX; r++)
         EXPECT_EQ(RoleName(r).find("unknown"), std::string::npos) << r;
-    for (uint32_t t = 1; t < __CHORUS_TRANSPORT_MAX; t++)
+    for (int t = 0; t <= CHORUS_PATH_A_MAX; t++)
+        EXPECT_EQ(PathAttrName(t).rfind("CHORUS_PATH_A_", 0), 0u) << t;
+    for (uint32_t t = 1; t < __CHORUS_TRANSPORT_MAX; t++) {
         EXPECT_EQ(TransportName(t).find("unknown"), std::string::npos) << t;
+        EXPECT_EQ(ParseTransport(TransportName(t)), t);
+    }
     for (uint32_t s = 1; s < __CHORUS_CONN_MAX; s++)
         EXPECT_EQ(ConnStateName(s).find("unknown"), std::string::npos) << s;
     for (uint32_t s = 1; s < __CHORUS_REPL_MAX; s++)

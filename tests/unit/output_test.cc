@@ -54,6 +54,35 @@ PeerInfo SyncingPeer() {
     return p;
 }
 
+// A peer on RDMA with TCP fallback whose traffic has fallen back to TCP.
+PeerInfo FallbackPeer() {
+    PeerInfo p;
+    p.node_id = 4;
+    p.address = "10.0.0.4";
+    p.port = CHORUS_DEFAULT_PORT;
+    p.transport = CHORUS_TRANSPORT_RDMA_TCP;
+    p.nr_conns = 2;
+    p.conn_state = CHORUS_CONN_CONNECTED;
+    p.active_transport = CHORUS_TRANSPORT_TCP;
+    PathInfo rdma;
+    rdma.transport = CHORUS_TRANSPORT_RDMA;
+    rdma.active = false;
+    rdma.sessions = 3;
+    rdma.failures = 1;
+    rdma.msgs_sent = 1200;
+    rdma.bytes_sent = 48ull << 20;
+    rdma.last_error = "route resolution timed out";
+    PathInfo tcp;
+    tcp.transport = CHORUS_TRANSPORT_TCP;
+    tcp.active = true;
+    tcp.sessions = 1;
+    tcp.failures = 0;
+    tcp.msgs_sent = 5;
+    tcp.bytes_sent = 4096;
+    p.paths = {rdma, tcp};
+    return p;
+}
+
 // The same volume from a module with replication, owner with two peers.
 VolumeInfo ReplicatedVolume() {
     VolumeInfo v = PlainVolume();
@@ -157,6 +186,32 @@ TEST(Output, JsonWithReplication) {
     EXPECT_EQ(q["held"], 4);
     EXPECT_FALSE(q.contains("sync_percent"));
     EXPECT_FALSE(q.contains("transport"));
+    // A module without paths: no active transport, and an empty array.
+    EXPECT_FALSE(p.contains("active_transport"));
+    EXPECT_EQ(p["paths"], nlohmann::json::array());
+}
+
+TEST(Output, JsonActiveTransportAndPaths) {
+    nlohmann::json p = PeerToJson(FallbackPeer());
+    EXPECT_EQ(p["transport"], "rdma+tcp");
+    EXPECT_EQ(p["active_transport"], "tcp");
+    ASSERT_EQ(p["paths"].size(), 2u);
+    EXPECT_EQ(p["paths"][0], nlohmann::json::parse(R"({"transport": "rdma", "active": false,
+        "sessions": 3, "failures": 1, "msgs_sent": 1200, "bytes_sent": 50331648,
+        "last_error": "route resolution timed out"})"));
+    EXPECT_EQ(p["paths"][1], nlohmann::json::parse(R"({"transport": "tcp", "active": true,
+        "sessions": 1, "failures": 0, "msgs_sent": 5, "bytes_sent": 4096})"));
+
+    PeerInfo none = FallbackPeer();
+    none.active_transport = CHORUS_TRANSPORT_UNSPEC;
+    none.paths[1] = PathInfo{};  // a path the kernel said nothing of
+    nlohmann::json q = PeerToJson(none);
+    EXPECT_EQ(q["active_transport"], "none");
+    EXPECT_EQ(q["paths"][1], nlohmann::json::object());
+
+    VolumeInfo v = ReplicatedVolume();
+    v.peers.push_back(FallbackPeer());
+    EXPECT_EQ(VolumeToJson(v)["peers"][2]["active_transport"], "tcp");
 }
 
 TEST(Output, StatusWithoutReplicationIsUnchanged) {
@@ -205,6 +260,32 @@ TEST(Output, StatusWithReplication) {
     // Node 3 is not syncing and never verified.
     EXPECT_EQ(s.find("resync:"), s.rfind("resync:")) << s;
     EXPECT_EQ(s.find("verify:"), s.rfind("verify:")) << s;
+}
+
+TEST(Output, StatusShowsTheActiveTransportAndOneLinePerPath) {
+    VolumeInfo v = ReplicatedVolume();
+    v.peers.push_back(FallbackPeer());
+    std::string s = Status(v);
+    std::string node4 = s.substr(s.find("  node 4:\n"));
+    EXPECT_EQ(node4,
+              "  node 4:\n"
+              "    address:          10.0.0.4:7788\n"
+              "    transport:        rdma+tcp, 2 connections\n"
+              "    active transport: tcp\n"
+              "    connection:       connected\n"
+              "    path rdma  idle    sessions 3 failures 1 msgs 1200 bytes 48.00 MiB\n"
+              "      last error: route resolution timed out\n"
+              "    path tcp   active  sessions 1 failures 0 msgs 5 bytes 4.00 KiB\n")
+        << s;
+    // The peers without paths show neither.
+    EXPECT_EQ(s.find("    path "), s.find("    path rdma")) << s;
+    EXPECT_EQ(s.find("active transport"), s.rfind("active transport")) << s;
+
+    v.peers[2].active_transport = CHORUS_TRANSPORT_UNSPEC;
+    v.peers[2].paths = {PathInfo{}};
+    s = Status(v);
+    EXPECT_TRUE(Has(s, "    active transport: none\n")) << s;
+    EXPECT_TRUE(Has(s, "    path ?\n")) << s;
 }
 
 TEST(Output, StatusOfAnOwnerWithoutPeersAndAnUnlimitedRate) {

@@ -132,6 +132,15 @@ std::string CheckU64Arg(std::string_view s) {
     return CheckNumberArg(s, UINT64_MAX, nullptr);
 }
 
+std::string CheckTransportArg(std::string_view s) {
+    try {
+        ParseTransport(s);
+        return "";
+    } catch (const Error& e) {
+        return e.what();
+    }
+}
+
 std::string CheckRateArg(std::string_view s) {
     try {
         ParseSize(s);
@@ -320,7 +329,7 @@ int CmdPeerAdd(const Args& a) {
     req.node_id = NodeIdOf(a.node_id);
     req.address = a.address;
     req.port = PortOf(a.port);
-    req.transport = a.transport == "rdma" ? CHORUS_TRANSPORT_RDMA : CHORUS_TRANSPORT_TCP;
+    req.transport = ParseTransport(a.transport);
     if (!a.conns.empty())
         req.nr_conns = static_cast<uint32_t>(ParseDecimal(a.conns, CHORUS_MAX_CONNS));
     if (!a.initial_sync.empty())
@@ -706,8 +715,10 @@ int Main(int argc, char** argv) {
         ->add_option("--port", a.port,
                      "The peer's TCP port; default " + std::to_string(CHORUS_DEFAULT_PORT))
         ->check(Check(CheckPortArg, "N"));
-    peer_add->add_option("--transport", a.transport, "tcp (default) or rdma")
-        ->check(CLI::IsMember({"tcp", "rdma"}));
+    peer_add
+        ->add_option("--transport", a.transport,
+                     "tcp (default), rdma, or rdma+tcp (RDMA with TCP fallback)")
+        ->check(Check(CheckTransportArg, "{tcp,rdma,rdma+tcp}"));
     peer_add
         ->add_option("--conns", a.conns, "Connections to the peer, 1..8; default: the kernel's (2)")
         ->check(Check(CheckConnsArg, "N"));

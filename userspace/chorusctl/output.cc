@@ -89,6 +89,50 @@ std::string VerifyText(const PeerInfo& p, uint64_t volume_bytes) {
     return text;
 }
 
+// The transport carrying a peer's traffic: "tcp", "rdma"; "none" when no
+// session does.
+std::string ActiveTransportName(uint32_t transport) {
+    return transport == CHORUS_TRANSPORT_UNSPEC ? "none" : TransportName(transport);
+}
+
+nlohmann::json PathToJson(const PathInfo& p) {
+    nlohmann::json j = nlohmann::json::object();
+    if (p.transport)
+        j["transport"] = TransportName(*p.transport);
+    Put(j, "active", p.active);
+    Put(j, "sessions", p.sessions);
+    Put(j, "failures", p.failures);
+    Put(j, "msgs_sent", p.msgs_sent);
+    Put(j, "bytes_sent", p.bytes_sent);
+    Put(j, "last_error", p.last_error);
+    return j;
+}
+
+// s followed by blanks up to width, at least one.
+std::string Pad(const std::string& s, size_t width) {
+    return s + std::string(s.size() < width ? width - s.size() : 1, ' ');
+}
+
+// "rdma  active  sessions 3 failures 1 msgs 1200 bytes 48.00 MiB": what the
+// kernel sent of one path, transport and state padded so that paths line up.
+std::string PathText(const PathInfo& p) {
+    std::string text = Pad(p.transport ? TransportName(*p.transport) : "?", 6);
+    if (p.active)
+        text += Pad(*p.active ? "active" : "idle", 8);
+    auto count = [&](const char* key, const std::optional<uint64_t>& n) {
+        if (n)
+            text += std::string(key) + " " + std::to_string(*n) + " ";
+    };
+    count("sessions", p.sessions);
+    count("failures", p.failures);
+    count("msgs", p.msgs_sent);
+    if (p.bytes_sent)
+        text += "bytes " + FormatSize(*p.bytes_sent);
+    while (!text.empty() && text.back() == ' ')
+        text.pop_back();
+    return text;
+}
+
 // "2:connected/up-to-date", for the volume table.
 std::string PeerSummary(const PeerInfo& p) {
     std::string text = PeerId(p) + ":" + (p.conn_state ? ConnStateName(*p.conn_state) : "?");
@@ -134,6 +178,12 @@ nlohmann::json PeerToJson(const PeerInfo& p) {
     Put(j, "verify_mismatches", p.verify_mismatches);
     Put(j, "verify_running", p.verify_running);
     Put(j, "last_error", p.last_error);
+    if (p.active_transport)
+        j["active_transport"] = ActiveTransportName(*p.active_transport);
+    nlohmann::json paths = nlohmann::json::array();
+    for (const auto& path : p.paths)
+        paths.push_back(PathToJson(path));
+    j["paths"] = paths;
     return j;
 }
 
@@ -284,6 +334,8 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
                         (*p.nr_conns == 1 ? " connection" : " connections");
             entry(4, "transport", text);
         }
+        if (p.active_transport)
+            entry(4, "active transport", ActiveTransportName(*p.active_transport));
         if (p.conn_state)
             entry(4, "connection", ConnStateName(*p.conn_state));
         if (p.repl_state)
@@ -310,6 +362,11 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
             entry(4, "bytes sent", bytes(*p.bytes_sent));
         if (p.last_error)
             entry(4, "last error", *p.last_error);
+        for (const auto& path : p.paths) {
+            out << "    path " << PathText(path) << '\n';
+            if (path.last_error)
+                out << "      last error: " << *path.last_error << '\n';
+        }
     }
 }
 

@@ -18,11 +18,12 @@ std::string DevicePath(const VolumeInfo& v);
 
 // Every attribute, numbers as numbers; "event" and "time" are added for
 // events by the caller. Attributes the kernel did not send are left out,
-// except "peers", which is always an array.
+// except "peers" and each peer's "paths", which are always arrays.
 nlohmann::json VolumeToJson(const VolumeInfo& v);
 
 // Every attribute of a peer the kernel sent, plus "sync_percent" when a
-// resync has a size.
+// resync has a size; "active_transport" is "none" when no session carries
+// traffic, and "paths" has one object per path the kernel sent.
 nlohmann::json PeerToJson(const PeerInfo& p);
 
 // NAME DEVICE SIZE BLOCK STATE BACKING NODE ROLE EPOCH PEERS, columns
@@ -30,7 +31,7 @@ nlohmann::json PeerToJson(const PeerInfo& p);
 void PrintVolumeTable(std::ostream& out, const std::vector<VolumeInfo>& volumes);
 
 // "key: value" lines with every attribute and counter, the tunables and
-// one block per peer.
+// one block per peer, ending with one line per path of the peer.
 void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v);
 
 // One line per event: time, event, name, device, size, state; then what the

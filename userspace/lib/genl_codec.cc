@@ -72,6 +72,14 @@ constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
     "CHORUS_PEER_A_VERIFY_MISMATCHES",
     "CHORUS_PEER_A_VERIFY_RUNNING",
     "CHORUS_PEER_A_LAST_ERROR",
+    "CHORUS_PEER_A_ACTIVE_TRANSPORT",
+    "CHORUS_PEER_A_PATH",
+};
+
+constexpr std::array<const char*, CHORUS_PATH_A_MAX + 1> kPathAttrNames = {
+    "CHORUS_PATH_A_UNSPEC",    "CHORUS_PATH_A_PAD",        "CHORUS_PATH_A_TRANSPORT",
+    "CHORUS_PATH_A_ACTIVE",    "CHORUS_PATH_A_SESSIONS",   "CHORUS_PATH_A_FAILURES",
+    "CHORUS_PATH_A_MSGS_SENT", "CHORUS_PATH_A_BYTES_SENT", "CHORUS_PATH_A_LAST_ERROR",
 };
 
 constexpr std::array<const char*, CHORUS_CMD_MAX + 1> kCommandNames = {
@@ -187,6 +195,29 @@ void GetOptional(const std::optional<Payload>& p, const std::string& name,
         field = static_cast<F>(GetScalar<T>(p, name));
 }
 
+PathInfo ParsePath(Payload nest) {
+    std::array<std::optional<Payload>, CHORUS_PATH_A_MAX + 1> a;
+    SplitAttributes(nest, a, "CHORUS_PEER_A_PATH");
+    PathInfo path;
+    auto u64 = [&](int type, std::optional<uint64_t>& field) {
+        GetOptional<uint64_t>(a[type], PathAttrName(type), field);
+    };
+    GetOptional<uint32_t>(a[CHORUS_PATH_A_TRANSPORT], PathAttrName(CHORUS_PATH_A_TRANSPORT),
+                          path.transport);
+    GetOptional<uint8_t>(a[CHORUS_PATH_A_ACTIVE], PathAttrName(CHORUS_PATH_A_ACTIVE), path.active);
+    u64(CHORUS_PATH_A_SESSIONS, path.sessions);
+    u64(CHORUS_PATH_A_FAILURES, path.failures);
+    u64(CHORUS_PATH_A_MSGS_SENT, path.msgs_sent);
+    u64(CHORUS_PATH_A_BYTES_SENT, path.bytes_sent);
+    if (a[CHORUS_PATH_A_LAST_ERROR]) {
+        std::string text =
+            GetText(a[CHORUS_PATH_A_LAST_ERROR], PathAttrName(CHORUS_PATH_A_LAST_ERROR));
+        if (!text.empty())
+            path.last_error = text;
+    }
+    return path;
+}
+
 PeerInfo ParsePeer(Payload nest) {
     std::array<std::optional<Payload>, CHORUS_PEER_A_MAX + 1> a;
     SplitAttributes(nest, a, "CHORUS_A_PEER");
@@ -229,6 +260,13 @@ PeerInfo ParsePeer(Payload nest) {
         if (!text.empty())
             peer.last_error = text;
     }
+    u32(CHORUS_PEER_A_ACTIVE_TRANSPORT, peer.active_transport);
+    // CHORUS_PEER_A_PATH is repeated, one per transport: SplitAttributes
+    // keeps only the last, so collect them all in order.
+    ForEachAttribute(nest, "CHORUS_A_PEER", [&](size_t type, Payload p) {
+        if (type == CHORUS_PEER_A_PATH)
+            peer.paths.push_back(ParsePath(p));
+    });
     return peer;
 }
 
@@ -311,8 +349,15 @@ std::string RoleName(uint32_t role) {
 
 std::string TransportName(uint32_t transport) {
     static constexpr std::array<const char*, __CHORUS_TRANSPORT_MAX> kNames = {"unspec", "tcp",
-                                                                               "rdma"};
+                                                                               "rdma", "rdma+tcp"};
     return EnumName(kNames, transport);
+}
+
+uint32_t ParseTransport(std::string_view name) {
+    for (uint32_t t = 1; t < __CHORUS_TRANSPORT_MAX; t++)
+        if (name == TransportName(t))
+            return t;
+    throw Error("transport '" + std::string(name) + "' is not tcp, rdma or rdma+tcp", EINVAL);
 }
 
 std::string ConnStateName(uint32_t state) {
@@ -338,6 +383,13 @@ std::string PeerAttrName(int type) {
         kPeerAttrNames[type] != nullptr)
         return kPeerAttrNames[type];
     return "peer attribute " + std::to_string(type);
+}
+
+std::string PathAttrName(int type) {
+    if (type >= 0 && static_cast<size_t>(type) < kPathAttrNames.size() &&
+        kPathAttrNames[type] != nullptr)
+        return kPathAttrNames[type];
+    return "path attribute " + std::to_string(type);
 }
 
 std::string CommandName(int cmd) {

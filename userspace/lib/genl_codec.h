@@ -39,6 +39,18 @@ struct VolumeStats {
     uint64_t stale_epoch = 0;
 };
 
+// One path of a peer (CHORUS_PEER_A_PATH, enum chorus_path_attr): a transport
+// the peer may use and what happened on it. Every field is optional.
+struct PathInfo {
+    std::optional<uint32_t> transport;  // enum chorus_transport: tcp or rdma
+    std::optional<bool> active;         // the current session uses this path
+    std::optional<uint64_t> sessions;   // sessions established on it
+    std::optional<uint64_t> failures;   // dial attempts on it that failed
+    std::optional<uint64_t> msgs_sent;
+    std::optional<uint64_t> bytes_sent;  // data bytes
+    std::optional<std::string> last_error;
+};
+
 // One peer of a volume (CHORUS_A_PEER, enum chorus_peer_attr), as the kernel
 // reports it in a volume's CHORUS_A_PEERS or in a peer event. Every field is
 // optional: an older module, or an event about a peer being torn down, may
@@ -66,6 +78,10 @@ struct PeerInfo {
     std::optional<uint64_t> verify_mismatches;
     std::optional<bool> verify_running;
     std::optional<std::string> last_error;
+    // enum chorus_transport of the session carrying the traffic now;
+    // CHORUS_TRANSPORT_UNSPEC when there is no session.
+    std::optional<uint32_t> active_transport;
+    std::vector<PathInfo> paths;  // CHORUS_PEER_A_PATH, in the kernel's order
 };
 
 // A volume as the kernel describes it in a VOLUME_GET/CREATE reply or an
@@ -190,8 +206,11 @@ std::string VolumeStateName(uint32_t state);
 std::string EventName(uint32_t event);
 // "owner", "replica", "unknown(N)".
 std::string RoleName(uint32_t role);
-// "tcp", "rdma", "unknown(N)".
+// "tcp", "rdma", "rdma+tcp", "unknown(N)".
 std::string TransportName(uint32_t transport);
+// The enum chorus_transport value TransportName gives this name; throws
+// chorus::Error listing the names for anything else.
+uint32_t ParseTransport(std::string_view name);
 // "disconnected", "connecting", "connected", "unreachable", "unknown(N)".
 std::string ConnStateName(uint32_t state);
 // "up-to-date", "out-of-date", "syncing", "unknown(N)".
@@ -200,6 +219,8 @@ std::string ReplStateName(uint32_t state);
 std::string InitialSyncName(uint32_t initial_sync);
 // "CHORUS_PEER_A_NODE_ID"; "peer attribute N" if unknown.
 std::string PeerAttrName(int type);
+// "CHORUS_PATH_A_SESSIONS"; "path attribute N" if unknown.
+std::string PathAttrName(int type);
 // The CHORUS_CMD_* name of a command for messages: "PEER_ADD"; "command N".
 std::string CommandName(int cmd);
 

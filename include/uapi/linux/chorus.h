@@ -291,6 +291,11 @@ enum chorus_event {
  * @CHORUS_PEER_A_VERIFY_MISMATCHES: u64, regions that differed
  * @CHORUS_PEER_A_VERIFY_RUNNING: u8
  * @CHORUS_PEER_A_LAST_ERROR: string, why the last session ended
+ * @CHORUS_PEER_A_ACTIVE_TRANSPORT: u32, &enum chorus_transport of the
+ *	session carrying the traffic now (%CHORUS_TRANSPORT_TCP or
+ *	%CHORUS_TRANSPORT_RDMA); %CHORUS_TRANSPORT_UNSPEC when there is none
+ * @CHORUS_PEER_A_PATH: nested &enum chorus_path_attr, repeated: one per
+ *	transport the peer may use (two for %CHORUS_TRANSPORT_RDMA_TCP)
  * @__CHORUS_PEER_A_MAX: internal
  * @CHORUS_PEER_A_MAX: highest peer attribute number
  */
@@ -319,22 +324,57 @@ enum chorus_peer_attr {
 	CHORUS_PEER_A_VERIFY_MISMATCHES,
 	CHORUS_PEER_A_VERIFY_RUNNING,
 	CHORUS_PEER_A_LAST_ERROR,
+	CHORUS_PEER_A_ACTIVE_TRANSPORT,
+	CHORUS_PEER_A_PATH,
 
 	__CHORUS_PEER_A_MAX,
 	CHORUS_PEER_A_MAX = __CHORUS_PEER_A_MAX - 1
 };
 
 /**
+ * enum chorus_path_attr - one path of a peer, nested in %CHORUS_PEER_A_PATH
+ * @CHORUS_PATH_A_UNSPEC: unused
+ * @CHORUS_PATH_A_PAD: padding
+ * @CHORUS_PATH_A_TRANSPORT: u32, %CHORUS_TRANSPORT_TCP or
+ *	%CHORUS_TRANSPORT_RDMA
+ * @CHORUS_PATH_A_ACTIVE: u8, the current session uses this path
+ * @CHORUS_PATH_A_SESSIONS: u64, sessions established on this path
+ * @CHORUS_PATH_A_FAILURES: u64, dial attempts on this path that failed
+ * @CHORUS_PATH_A_MSGS_SENT: u64, messages sent on this path
+ * @CHORUS_PATH_A_BYTES_SENT: u64, data bytes sent on this path
+ * @CHORUS_PATH_A_LAST_ERROR: string, why this path last failed
+ * @__CHORUS_PATH_A_MAX: internal
+ * @CHORUS_PATH_A_MAX: highest path attribute number
+ */
+enum chorus_path_attr {
+	CHORUS_PATH_A_UNSPEC,
+	CHORUS_PATH_A_PAD,
+	CHORUS_PATH_A_TRANSPORT,
+	CHORUS_PATH_A_ACTIVE,
+	CHORUS_PATH_A_SESSIONS,
+	CHORUS_PATH_A_FAILURES,
+	CHORUS_PATH_A_MSGS_SENT,
+	CHORUS_PATH_A_BYTES_SENT,
+	CHORUS_PATH_A_LAST_ERROR,
+
+	__CHORUS_PATH_A_MAX,
+	CHORUS_PATH_A_MAX = __CHORUS_PATH_A_MAX - 1
+};
+
+/**
  * enum chorus_transport - how replication traffic moves
  * @CHORUS_TRANSPORT_UNSPEC: unused
- * @CHORUS_TRANSPORT_TCP: kernel TCP sockets
- * @CHORUS_TRANSPORT_RDMA: RDMA verbs (not yet built)
+ * @CHORUS_TRANSPORT_TCP: kernel TCP sockets only
+ * @CHORUS_TRANSPORT_RDMA: RDMA verbs (rdma_cm, RC queue pairs) only
+ * @CHORUS_TRANSPORT_RDMA_TCP: RDMA, and TCP while RDMA cannot connect;
+ *	back to RDMA as soon as its route works again
  * @__CHORUS_TRANSPORT_MAX: internal
  */
 enum chorus_transport {
 	CHORUS_TRANSPORT_UNSPEC,
 	CHORUS_TRANSPORT_TCP,
 	CHORUS_TRANSPORT_RDMA,
+	CHORUS_TRANSPORT_RDMA_TCP,
 
 	__CHORUS_TRANSPORT_MAX,
 };
