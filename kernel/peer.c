@@ -59,11 +59,16 @@ static void chorus_conn_reply_workfn(struct work_struct *work)
 	struct chorus_conn *conn =
 		container_of(work, struct chorus_conn, reply_work);
 	struct llist_node *list = llist_reverse_order(llist_del_all(&conn->replies));
+	struct chorus_msg_data batch = { .more = true };
 	struct chorus_reply *reply, *next;
 
-	/* A failed send fails the session; its replies are dropped. */
+	/*
+	 * All but the last of a batch go out with "more", so the acks of
+	 * writes that completed together share segments. A failed send fails
+	 * the session; its replies are dropped.
+	 */
 	llist_for_each_entry_safe(reply, next, list, node) {
-		chorus_conn_send(conn, &reply->hdr, NULL, NULL);
+		chorus_conn_send(conn, &reply->hdr, NULL, next ? &batch : NULL);
 		chorus_reply_free(reply);
 	}
 }
@@ -981,11 +986,14 @@ static struct chorus_peer *chorus_peer_alloc(struct chorus_volume *vol,
  */
 void chorus_peer_free(struct chorus_peer *peer)
 {
-	/* A work queued while the last session went down must not run late. */
+	/*
+	 * A work queued while the last session went down must not run late.
+	 * The heartbeat and the probe may queue fail_work: cancel them first.
+	 */
+	cancel_delayed_work_sync(&peer->probe_work);
+	cancel_delayed_work_sync(&peer->ping_work);
 	cancel_delayed_work_sync(&peer->connect_work);
 	cancel_work_sync(&peer->fail_work);
-	cancel_delayed_work_sync(&peer->ping_work);
-	cancel_delayed_work_sync(&peer->probe_work);
 	xa_destroy(&peer->inflight);
 	chorus_bitmap_free(peer);
 	mutex_destroy(&peer->session_mutex);

@@ -45,11 +45,15 @@ struct chorus_rdma_queue;
  * @rq: send the data of this request's bios, or
  * @pages: send @len bytes from these pages (each full but the last)
  * @len: bytes of @pages
+ * @more: more messages follow at once on this connection: the transport may
+ *	hold this one back until the next (TCP: MSG_MORE), so that a batch of
+ *	acks leaves in as few segments as it fits
  */
 struct chorus_msg_data {
 	struct request *rq;
 	struct page **pages;
 	unsigned int len;
+	bool more;
 };
 
 /**

@@ -106,16 +106,17 @@ static int chorus_tcp_send(struct chorus_conn *conn,
 	struct socket *sock = conn->sock;
 	u32 body_len = body ? le32_to_cpu(hdr->payload_len) : 0;
 	bool more = data && data->len;
+	bool batch = data && data->more;
 	struct req_iterator iter;
 	struct bio_vec bv;
 	unsigned int i, left;
 	int ret;
 
 	ret = chorus_tcp_send_buf(sock, hdr, sizeof(*hdr),
-				  (body_len || more) ? MSG_MORE : 0);
+				  (body_len || more || batch) ? MSG_MORE : 0);
 	if (!ret && body_len)
 		ret = chorus_tcp_send_buf(sock, body, body_len,
-					  more ? MSG_MORE : 0);
+					  (more || batch) ? MSG_MORE : 0);
 	if (ret || !more)
 		return ret;
 
@@ -125,7 +126,7 @@ static int chorus_tcp_send(struct chorus_conn *conn,
 			left -= bv.bv_len;
 			ret = chorus_tcp_send_page(sock, bv.bv_page,
 						   bv.bv_offset, bv.bv_len,
-						   left ? MSG_MORE : 0);
+						   (left || batch) ? MSG_MORE : 0);
 			if (ret)
 				return ret;
 		}
@@ -137,7 +138,7 @@ static int chorus_tcp_send(struct chorus_conn *conn,
 
 		left -= n;
 		ret = chorus_tcp_send_page(sock, data->pages[i], 0, n,
-					   left ? MSG_MORE : 0);
+					   (left || batch) ? MSG_MORE : 0);
 		if (ret)
 			return ret;
 	}

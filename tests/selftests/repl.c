@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * repl: synchronous replication over TCP between two VMs.
+ * repl: synchronous replication between two VMs, over TCP and over RDMA
+ * (soft-RoCE): every case runs once per fixture variant.
  *
  * Runs on vm1, the owner (node 1), and drives vm2, the replica (node 2),
  * with lab-run. Each side formats the first 64 MiB of /dev/vdb as the
  * volume, attaches it with its node id, listens on its lab address and
  * declares the other as peer; vm2 becomes replica and vm1 owner at epoch 5.
+ * In the rdma variant vm1, which dials (lower node id), may only use RDMA;
+ * vm2 also accepts TCP so that wire_inject.py can reach it (the injector
+ * speaks TCP; the message checks it probes are shared by both transports).
  * Every case ends by comparing the data area of both backing devices,
  * unloads the module on both VMs with sessions up (teardown fails if rmmod
  * does) and fails on kernel warnings on either VM.
@@ -24,6 +28,24 @@ FIXTURE(repl) {
 	struct chorus_env env;
 	char ctl[4096];
 	char inject[4096];
+};
+
+FIXTURE_VARIANT(repl) {
+	const char *dialler;	/* node 1's --transport */
+	const char *acceptor;	/* node 2's */
+	const char *active;	/* transport the session must use */
+};
+
+FIXTURE_VARIANT_ADD(repl, tcp) {
+	.dialler = "tcp",
+	.acceptor = "tcp",
+	.active = "tcp",
+};
+
+FIXTURE_VARIANT_ADD(repl, rdma) {
+	.dialler = "rdma",
+	.acceptor = "rdma+tcp",
+	.active = "rdma",
 };
 
 #define peer_run(...) lab_run(PEER, __VA_ARGS__)
@@ -58,8 +80,10 @@ static void __replicas_identical(struct __test_metadata *_metadata)
 #define replicas_identical() __replicas_identical(_metadata)
 
 static void __start(struct __test_metadata *_metadata, FIXTURE_DATA(repl) *self,
-		    const char *initial, bool zero)
+		    const FIXTURE_VARIANT(repl) *variant, const char *initial, bool zero)
 {
+	char out[64];
+
 	ASSERT_EQ(0, node_up(self, 2, zero, initial)) TH_LOG("vm2 setup failed");
 	ASSERT_EQ(0, node_up(self, 1, zero, initial)) TH_LOG("vm1 setup failed");
 	ASSERT_EQ(0, peer_run("%s volume role " VOL " replica >/dev/null", self->ctl));
@@ -69,8 +93,10 @@ static void __start(struct __test_metadata *_metadata, FIXTURE_DATA(repl) *self,
 	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", self->ctl));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
 	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "connected", 30));
+	rl_peer_field(1, PEER, "active_transport", out, sizeof(out));
+	ASSERT_STREQ(variant->active, out) TH_LOG("the session is not over %s", variant->active);
 }
-#define start(initial, zero) __start(_metadata, self, initial, zero)
+#define start(initial, zero) __start(_metadata, self, variant, initial, zero)
 
 FIXTURE_SETUP(repl)
 {
@@ -82,6 +108,8 @@ FIXTURE_SETUP(repl)
 		 chorus_src());
 	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 1)
 		TH_LOG("needs a lab of 2 VMs and to run on vm1");
+	rl_transports[1] = variant->dialler;
+	rl_transports[2] = variant->acceptor;
 	ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[0], PEER, _metadata->name));
 	self->env.nremote = 1;
 	node_down(self, 2);

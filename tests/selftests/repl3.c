@@ -19,6 +19,19 @@ FIXTURE(repl3) {
 	struct chorus_env env;
 };
 
+/* Every node may only use the variant's transport. */
+FIXTURE_VARIANT(repl3) {
+	const char *transport;
+};
+
+FIXTURE_VARIANT_ADD(repl3, tcp) {
+	.transport = "tcp",
+};
+
+FIXTURE_VARIANT_ADD(repl3, rdma) {
+	.transport = "rdma",
+};
+
 static void __identical(struct __test_metadata *_metadata)
 {
 	char sum[4][64];
@@ -31,7 +44,8 @@ static void __identical(struct __test_metadata *_metadata)
 }
 #define replicas_identical() __identical(_metadata)
 
-static void __start3(struct __test_metadata *_metadata)
+static void __start3(struct __test_metadata *_metadata,
+		     const FIXTURE_VARIANT(repl3) *variant)
 {
 	static const int others[4][2] = { {}, { 2, 3 }, { 1, 3 }, { 1, 2 } };
 	int vm, i;
@@ -50,8 +64,10 @@ static void __start3(struct __test_metadata *_metadata)
 	ASSERT_TRUE(rl_wait_peer(1, 2, "conn_state", "connected", 60));
 	ASSERT_TRUE(rl_wait_peer(1, 3, "conn_state", "connected", 60));
 	ASSERT_TRUE(rl_wait_peer(2, 3, "conn_state", "connected", 60));
+	ASSERT_TRUE(rl_wait_peer(1, 2, "active_transport", variant->transport, 5));
+	ASSERT_TRUE(rl_wait_peer(1, 3, "active_transport", variant->transport, 5));
 }
-#define start3() __start3(_metadata)
+#define start3() __start3(_metadata, variant)
 
 FIXTURE_SETUP(repl3)
 {
@@ -61,6 +77,8 @@ FIXTURE_SETUP(repl3)
 	env_setup(_metadata, &self->env, false);
 	ASSERT_TRUE(count && atoi(count) >= 3 && this_vm() == 1)
 		TH_LOG("needs a lab of 3 VMs and to run on vm1");
+	for (vm = 1; vm <= 3; vm++)
+		rl_transports[vm] = variant->transport;
 	for (vm = 2; vm <= 3; vm++)
 		ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[vm - 2], vm, _metadata->name));
 	self->env.nremote = 2;

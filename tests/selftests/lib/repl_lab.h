@@ -16,6 +16,17 @@
 #define RL_SIZE_MB	64
 #define RL_BACKING	"/dev/vdb"
 
+/*
+ * The transport node N declares its peers with (chorusctl peer add
+ * --transport): set by the suites' fixture variants, "tcp" when unset.
+ */
+static const char *rl_transports[5];
+
+static inline const char *rl_transport(int node)
+{
+	return node > 0 && node < 5 && rl_transports[node] ? rl_transports[node] : "tcp";
+}
+
 static inline const char *rl_ctl(void)
 {
 	static char ctl[4096];
@@ -83,7 +94,8 @@ static inline int rl_node_up(int node, bool zero, const char *initial, const int
 	for (i = 0; i < npeers; i++)
 		off += snprintf(adds + off, sizeof(adds) - off,
 				"$C peer add " RL_VOL " %d 10.99.0.%d --initial-sync %s "
-				">/dev/null; ", peers[i], peers[i], initial);
+				"--transport %s >/dev/null; ", peers[i], peers[i], initial,
+				rl_transport(node));
 	return rl_on(node,
 		     "set -e; C=%s; %s/tools/insmod-chorus; %s"
 		     "$C volume format --backing " RL_BACKING " --size %dM --uuid " RL_UUID

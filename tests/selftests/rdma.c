@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * rdma: what only the RDMA transport has (2 VMs, soft-RoCE rxe0 on eth0).
+ *
+ * Runs on vm1 (node 1, owner, the dialler) and drives vm2 (node 2). The
+ * replication suites themselves run over RDMA as the rdma variants of repl
+ * and repl3; these cases cover the device going away and coming back under
+ * load with the TCP fallback, unreachable and wrong peers, and leaks of
+ * verbs objects over connect/disconnect cycles and module unload.
+ */
+#include "common.h"
+#include "repl_lab.h"
+
+#define PEER	2
+#define VOL	RL_VOL
+#define EPOCH	5
+#define FIO	"fio --name=t --filename=/dev/chorus0 --direct=1 --ioengine=libaio " \
+		"--output-format=terse --terse-version=3 --minimal "
+/* The verbs objects of rxe0 (pd, cq, qp, cm_id, mr, ...), one line. */
+#define RES_CMD	"rdma res show | grep rxe0"
+#define RXE_ADD	"rdma link show | grep -q '^link rxe0/' || rdma link add rxe0 type rxe netdev eth0"
+
+FIXTURE(rdma) {
+	struct chorus_env env;
+};
+
+static void __replicas_identical(struct __test_metadata *_metadata)
+{
+	char a[64], b[64];
+
+	ASSERT_EQ(0, rl_md5(1, a, sizeof(a)));
+	ASSERT_EQ(0, rl_md5(PEER, b, sizeof(b)));
+	EXPECT_STREQ(a, b) TH_LOG("the replicas differ");
+}
+#define replicas_identical() __replicas_identical(_metadata)
+
+/* Both nodes up with @transport, vm1 owner, connected. */
+static void __start(struct __test_metadata *_metadata, const char *transport)
+{
+	static const int other[3] = { 0, 2, 1 };
+	int vm;
+
+	for (vm = 1; vm <= 2; vm++)
+		rl_transports[vm] = transport;
+	for (vm = 2; vm >= 1; vm--)
+		ASSERT_EQ(0, rl_node_up(vm, true, "none", &other[vm], 1))
+			TH_LOG("vm%d setup failed", vm);
+	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " replica >/dev/null", rl_ctl()));
+	ASSERT_EQ(0, rl_on(1, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
+			   EPOCH));
+	ASSERT_EQ(0, rl_on(PEER, "%s peer connect " VOL " 1 >/dev/null", rl_ctl()));
+	ASSERT_EQ(0, rl_on(1, "%s peer connect " VOL " 2 >/dev/null", rl_ctl()));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "connected", 30));
+}
+#define start(transport) __start(_metadata, transport)
+
+/* Field @field of path @transport of peer @node on @vm. */
+static uint64_t path_u64(int vm, int node, const char *transport, const char *field)
+{
+	char out[64];
+
+	if (rl_on_out(vm, out, sizeof(out), "%s volume status " VOL " --json | jq -r "
+		      "'.peers[] | select(.node_id == %d) | .paths[] | "
+		      "select(.transport == \"%s\") | .%s'", rl_ctl(), node, transport,
+		      field))
+		return 0;
+	return strtoull(out, NULL, 10);
+}
+
+/* Wait until peer @node on @vm has a last error; false after @timeout_s. */
+static bool wait_error(int vm, int node, int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL;
+	char out[256];
+
+	do {
+		rl_peer_field(vm, node, "last_error", out, sizeof(out));
+		if (out[0] && strcmp(out, "null"))
+			return true;
+		usleep(500 * 1000);
+	} while (now_ms() < end);
+	return false;
+}
+
+FIXTURE_SETUP(rdma)
+{
+	const char *count = getenv("CHORUS_VM_COUNT");
+
+	env_setup(_metadata, &self->env, false);
+	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 1)
+		TH_LOG("needs a lab of 2 VMs and to run on vm1");
+	ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[0], PEER, _metadata->name));
+	self->env.nremote = 1;
+	rl_node_down(PEER);
+	rl_node_down(1);
+	ASSERT_EQ(0, rl_on(1, RXE_ADD));
+	ASSERT_EQ(0, rl_on(PEER, RXE_ADD));
+}
+
+FIXTURE_TEARDOWN(rdma)
+{
+	int rc;
+
+	rl_on(1, RXE_ADD);
+	rl_on(PEER, RXE_ADD);
+	rc = rl_on(PEER, "if [ -d /sys/module/chorus ]; then %s volume destroy " VOL
+		   " && rmmod chorus; fi", rl_ctl());
+	rl_on(1, "%s volume destroy " VOL " >/dev/null 2>&1; true", rl_ctl());
+	env_teardown(_metadata, &self->env);
+	rl_node_down(PEER);
+	ASSERT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2 failed");
+}
+
+/*
+ * rxe0 is deleted under fio, first on the dialler, then on the acceptor:
+ * replication goes on over TCP without an error reaching fio, and returns
+ * to RDMA once the device is back. The replicas end identical.
+ */
+TEST_F_TIMEOUT(rdma, device_removed_and_readded_under_fio, 400)
+{
+	int status, vm;
+	pid_t fio;
+
+	start("rdma+tcp");
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "active_transport", "rdma", 5));
+	fio = fork();
+	ASSERT_LE(0, fio);
+	if (fio == 0)
+		_exit(run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=32M "
+			  "--time_based --runtime=45 --verify=crc32c --verify_backlog=64 "
+			  "--verify_fatal=1 >/dev/null") ? 1 : 0);
+	env_track_pid(&self->env, fio);
+	for (vm = 1; vm <= 2; vm++) {
+		sleep(3);
+		ASSERT_EQ(0, rl_on(vm, "rdma link delete rxe0"));
+		EXPECT_TRUE(rl_wait_peer(1, PEER, "active_transport", "tcp", 30))
+			TH_LOG("no TCP fallback after rxe0 left vm%d", vm);
+		sleep(3);
+		ASSERT_EQ(0, rl_on(vm, RXE_ADD));
+		EXPECT_TRUE(rl_wait_peer(1, PEER, "active_transport", "rdma", 60))
+			TH_LOG("not back on RDMA after rxe0 returned to vm%d", vm);
+	}
+	ASSERT_EQ(fio, waitpid(fio, &status, 0));
+	self->env.npids = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("fio saw an error");
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "held", "0", 30));
+	EXPECT_LE(2, path_u64(1, PEER, "tcp", "sessions"));
+	EXPECT_LE(3, path_u64(1, PEER, "rdma", "sessions"));
+	EXPECT_LT(0, path_u64(1, PEER, "tcp", "bytes_sent"));
+	replicas_identical();
+}
+
+/*
+ * Peers that cannot be reached over RDMA: no host at the address, and a
+ * host without a listener. Each gives a clear error in the peer's status;
+ * disconnect, destroy and unload return promptly.
+ */
+TEST_F_TIMEOUT(rdma, unreachable_peer_clear_error, 300)
+{
+	char out[256];
+	uint64_t t0;
+
+	ASSERT_EQ(0, rl_node_up(1, true, "none", (const int[]){ 3 }, 0));
+	ASSERT_EQ(0, run("%s peer add " VOL " 3 10.99.0.77 --transport rdma >/dev/null &&"
+			 " %s peer add " VOL " 2 10.99.0.2 --transport rdma >/dev/null",
+			 rl_ctl(), rl_ctl()));
+	ASSERT_EQ(0, run("%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(), EPOCH));
+	ASSERT_EQ(0, run("%s peer connect " VOL " 3 >/dev/null && %s peer connect " VOL
+			 " 2 >/dev/null", rl_ctl(), rl_ctl()));
+	/* Never connected: the state stays "connecting", the error says why. */
+	ASSERT_TRUE(wait_error(1, 3, 30));
+	ASSERT_TRUE(wait_error(1, 2, 30));
+	EXPECT_TRUE(rl_wait_peer(1, 3, "conn_state", "connecting", 1));
+	rl_peer_field(1, 3, "last_error", out, sizeof(out));
+	TH_LOG("no host: %s", out);
+	EXPECT_NE(NULL, strstr(out, "RDMA")) TH_LOG("the error does not name RDMA");
+	rl_peer_field(1, 2, "last_error", out, sizeof(out));
+	TH_LOG("no listener: %s", out);
+	EXPECT_NE(NULL, strstr(out, "RDMA connection refused"));
+	EXPECT_LE(1, path_u64(1, 3, "rdma", "failures"));
+	EXPECT_LE(1, path_u64(1, 2, "rdma", "failures"));
+	EXPECT_EQ(0, path_u64(1, 2, "rdma", "sessions"));
+
+	t0 = now_ms();
+	ASSERT_EQ(0, run("%s peer disconnect " VOL " 3 >/dev/null && %s peer disconnect " VOL
+			 " 2 >/dev/null", rl_ctl(), rl_ctl()));
+	ASSERT_EQ(0, run("%s volume destroy " VOL " >/dev/null && rmmod chorus", rl_ctl()));
+	EXPECT_GT(15000, now_ms() - t0) TH_LOG("disconnect and unload took %llu ms",
+					       (unsigned long long)(now_ms() - t0));
+}
+
+/*
+ * Connect/disconnect cycles under writes leave no verbs object behind:
+ * the counters of `rdma res show` return to where they started, with the
+ * module loaded and sessions down, and again after unloading it with the
+ * sessions up.
+ */
+TEST_F_TIMEOUT(rdma, no_leak_over_connect_cycles_and_unload, 400)
+{
+	char base1[256], base2[256], idle1[256], now1[256], now2[256];
+	int i;
+
+	ASSERT_EQ(0, rl_on_out(1, base1, sizeof(base1), RES_CMD));
+	ASSERT_EQ(0, rl_on_out(PEER, base2, sizeof(base2), RES_CMD));
+	start("rdma");
+	for (i = 0; i < 5; i++) {
+		ASSERT_EQ(0, run(FIO "--rw=randwrite --bs=64k --iodepth=4 --size=8M "
+				 ">/dev/null"));
+		ASSERT_EQ(0, run("%s peer disconnect " VOL " 2 >/dev/null", rl_ctl()));
+		ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "disconnected", 30));
+		ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "unreachable", 30));
+		ASSERT_EQ(0, rl_on_out(1, now1, sizeof(now1), RES_CMD));
+		if (i == 0)
+			strcpy(idle1, now1);
+		EXPECT_STREQ(idle1, now1) TH_LOG("cycle %d left verbs objects on vm1", i);
+		ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", rl_ctl()));
+		ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
+		ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
+	}
+	EXPECT_LE(6, path_u64(1, PEER, "rdma", "sessions"));
+	replicas_identical();
+
+	/* Unload with the sessions up. */
+	ASSERT_EQ(0, rl_on(PEER, "%s volume destroy " VOL " >/dev/null && rmmod chorus",
+			   rl_ctl()));
+	ASSERT_EQ(0, run("%s volume destroy " VOL " >/dev/null && rmmod chorus", rl_ctl()));
+	ASSERT_EQ(0, rl_on_out(1, now1, sizeof(now1), RES_CMD));
+	ASSERT_EQ(0, rl_on_out(PEER, now2, sizeof(now2), RES_CMD));
+	EXPECT_STREQ(base1, now1) TH_LOG("vm1 kept verbs objects after rmmod");
+	EXPECT_STREQ(base2, now2) TH_LOG("vm2 kept verbs objects after rmmod");
+}
+
+CHORUS_HARNESS_MAIN
