@@ -6,13 +6,15 @@
  * Runs on vm1, the owner (node 1), and drives vm2, the replica (node 2),
  * with lab-run. Each side formats the first 64 MiB of /dev/vdb as the
  * volume, attaches it with its node id, listens on its lab address and
- * declares the other as peer; vm2 becomes replica and vm1 owner at epoch 5.
- * In the rdma variant vm1, which dials (lower node id), may only use RDMA;
- * vm2 also accepts TCP so that wire_inject.py can reach it (the injector
- * speaks TCP; the message checks it probes are shared by both transports).
- * Every case ends by comparing the data area of both backing devices,
- * unloads the module on both VMs with sessions up (teardown fails if rmmod
- * does) and fails on kernel warnings on either VM.
+ * declares the other as peer; vm2 becomes replica and vm1 owner at epoch 5
+ * (the other way round for the owner crash case). Cases that crash vm2 do
+ * it with lab-ctl kill (SIGKILL to its qemu) and boot it again with
+ * lab-ctl start, disks kept. In the rdma variant vm1, which dials (lower
+ * node id), may only use RDMA; vm2 also accepts TCP so that wire_inject.py
+ * can reach it (the injector speaks TCP; the message checks it probes are
+ * shared by both transports). Every case ends by comparing the data area of
+ * both backing devices, unloads the module on both VMs with sessions up
+ * (teardown fails if rmmod does) and fails on kernel warnings on either VM.
  */
 #include "common.h"
 #include "repl_lab.h"
@@ -34,18 +36,29 @@ FIXTURE_VARIANT(repl) {
 	const char *dialler;	/* node 1's --transport */
 	const char *acceptor;	/* node 2's */
 	const char *active;	/* transport the session must use */
+	/*
+	 * Run after a link comes back up. Soft-RoCE only: when rdma_cm sends
+	 * a MAD (a DREQ, a connect request) while eth0 is down, rxe's QP1
+	 * stops working for good (6.1; rping fails too until rxe0 is made
+	 * again). A RoCE NIC's QP1 does not. So the rdma variant makes rxe0
+	 * again after every link cut: the sessions on it go down (device
+	 * removal) and are dialled again, still over RDMA.
+	 */
+	const char *relink;
 };
 
 FIXTURE_VARIANT_ADD(repl, tcp) {
 	.dialler = "tcp",
 	.acceptor = "tcp",
 	.active = "tcp",
+	.relink = "",
 };
 
 FIXTURE_VARIANT_ADD(repl, rdma) {
 	.dialler = "rdma",
 	.acceptor = "rdma+tcp",
 	.active = "rdma",
+	.relink = "; rdma link delete rxe0; rdma link add rxe0 type rxe netdev eth0",
 };
 
 #define peer_run(...) lab_run(PEER, __VA_ARGS__)
@@ -57,6 +70,14 @@ static int node_up(FIXTURE_DATA(repl) *self, int node, bool zero, const char *in
 	int other = 3 - node;
 
 	return rl_node_up(node, zero, initial, &other, 1);
+}
+
+/* Attach the volume on @node's disk again after a crash (no format). */
+static int node_reattach(int node)
+{
+	int other = 3 - node;
+
+	return rl_node_reattach(node, &other, 1);
 }
 
 static uint64_t volume_writes(void)
@@ -80,15 +101,16 @@ static void __replicas_identical(struct __test_metadata *_metadata)
 #define replicas_identical() __replicas_identical(_metadata)
 
 static void __start(struct __test_metadata *_metadata, FIXTURE_DATA(repl) *self,
-		    const FIXTURE_VARIANT(repl) *variant, const char *initial, bool zero)
+		    const FIXTURE_VARIANT(repl) *variant, const char *initial, bool zero,
+		    int owner)
 {
 	char out[64];
 
 	ASSERT_EQ(0, node_up(self, 2, zero, initial)) TH_LOG("vm2 setup failed");
 	ASSERT_EQ(0, node_up(self, 1, zero, initial)) TH_LOG("vm1 setup failed");
-	ASSERT_EQ(0, peer_run("%s volume role " VOL " replica >/dev/null", self->ctl));
-	ASSERT_EQ(0, run("%s volume role " VOL " owner --epoch %d >/dev/null", self->ctl,
-			 EPOCH));
+	ASSERT_EQ(0, rl_on(3 - owner, "%s volume role " VOL " replica >/dev/null", self->ctl));
+	ASSERT_EQ(0, rl_on(owner, "%s volume role " VOL " owner --epoch %d >/dev/null",
+			   self->ctl, EPOCH));
 	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
 	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", self->ctl));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
@@ -96,7 +118,19 @@ static void __start(struct __test_metadata *_metadata, FIXTURE_DATA(repl) *self,
 	rl_peer_field(1, PEER, "active_transport", out, sizeof(out));
 	ASSERT_STREQ(variant->active, out) TH_LOG("the session is not over %s", variant->active);
 }
-#define start(initial, zero) __start(_metadata, self, variant, initial, zero)
+/* vm1 owner, vm2 replica. */
+#define start(initial, zero) __start(_metadata, self, variant, initial, zero, 1)
+/* vm2 owner, vm1 replica, zeroed, no initial sync. */
+#define start_vm2_owner() __start(_metadata, self, variant, "none", true, 2)
+
+/* vm2 down after a case that failed between a kill and a restart: boot it. */
+static int peer_vm_ensure_up(void)
+{
+	if (rl_vm_alive(PEER))
+		return 0;
+	fprintf(stderr, "# vm%d is down (left killed?), booting it again\n", PEER);
+	return rl_vm_start(PEER, NULL, NULL);
+}
 
 FIXTURE_SETUP(repl)
 {
@@ -110,6 +144,7 @@ FIXTURE_SETUP(repl)
 		TH_LOG("needs a lab of 2 VMs and to run on vm1");
 	rl_transports[1] = variant->dialler;
 	rl_transports[2] = variant->acceptor;
+	ASSERT_EQ(0, peer_vm_ensure_up());
 	ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[0], PEER, _metadata->name));
 	self->env.nremote = 1;
 	node_down(self, 2);
@@ -120,6 +155,9 @@ FIXTURE_TEARDOWN(repl)
 {
 	int rc;
 
+	/* A case that failed with vm2 killed: boot it (a fresh log, mark it). */
+	if (!rl_vm_alive(PEER))
+		rl_vm_start(PEER, &self->env.remote_mark[0], _metadata->name);
 	/* rmmod with the sessions up: both sides must unload. */
 	run("ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; true");
 	peer_run("ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; true");
@@ -206,7 +244,7 @@ TEST_F_TIMEOUT(repl, peer_lost_holds_then_resyncs_dirty_regions, 300)
 	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
 	EXPECT_TRUE(rl_wait_peer(1, PEER, "repl_state", "out-of-date", 5));
 
-	ASSERT_EQ(0, peer_run("ip link set eth0 up"));
+	ASSERT_EQ(0, peer_run("ip link set eth0 up%s", variant->relink));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
 	resynced = rl_peer_u64(1, PEER, "resynced_bytes");
 	TH_LOG("resynced %llu bytes", (unsigned long long)resynced);
@@ -216,6 +254,63 @@ TEST_F_TIMEOUT(repl, peer_lost_holds_then_resyncs_dirty_regions, 300)
 	ASSERT_EQ(fio, waitpid(fio, &status, 0));
 	self->env.npids = 0;
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("fio failed");
+	replicas_identical();
+}
+
+/*
+ * The same with a crash instead of a link cut: vm2's VM is killed under
+ * fio (SIGKILL to its qemu). I/O holds until vm2 leaves the write set,
+ * then goes on without an error. vm2 boots again and attaches the volume
+ * on its disk (not formatted again). Once fio is done, the regions the
+ * owner's bitmap recorded meanwhile are resynced, and no more than the
+ * 8 MiB written; the replicas end identical.
+ */
+TEST_F_TIMEOUT(repl, peer_vm_killed_holds_then_resyncs_dirty_regions, 300)
+{
+	uint64_t w0, w1, dirty, resynced;
+	int status;
+	pid_t fio;
+
+	start("none", true);
+	fio = fork();
+	ASSERT_LE(0, fio);
+	if (fio == 0)
+		_exit(run(FIO "--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M "
+			  "--time_based --runtime=25 --rate_iops=200 >/dev/null") ? 1 : 0);
+	env_track_pid(&self->env, fio);
+	sleep(3);
+	EXPECT_EQ(0, kmsg_check(&self->env.remote_mark[0])) TH_LOG("vm2's log before the crash");
+	ASSERT_EQ(0, rl_vm_kill(PEER));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
+	sleep(1);
+	w0 = volume_writes();
+	sleep(2);
+	w1 = volume_writes();
+	EXPECT_EQ(w0, w1) TH_LOG("writes completed while the peer was down");
+	EXPECT_LT(0, rl_peer_u64(1, PEER, "held"));
+
+	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", self->ctl));
+	sleep(2);
+	EXPECT_LT(w1, volume_writes()) TH_LOG("I/O did not resume");
+	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
+	EXPECT_TRUE(rl_wait_peer(1, PEER, "repl_state", "out-of-date", 5));
+
+	/* vm2 boots while fio goes on; it attaches its volume once fio is done. */
+	ASSERT_EQ(0, rl_vm_start(PEER, &self->env.remote_mark[0], _metadata->name));
+	ASSERT_EQ(fio, waitpid(fio, &status, 0));
+	self->env.npids = 0;
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("fio failed");
+	dirty = rl_peer_u64(1, PEER, "dirty_bytes");
+	ASSERT_EQ(0, node_reattach(PEER)) TH_LOG("vm2 could not attach its volume again");
+	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
+	resynced = rl_peer_u64(1, PEER, "resynced_bytes");
+	TH_LOG("%llu bytes dirty while vm2 was away, %llu resynced",
+	       (unsigned long long)dirty, (unsigned long long)resynced);
+	/* (A region being copied when a session ends is copied again: not EQ.) */
+	EXPECT_LT(0, dirty);
+	EXPECT_LE(dirty, resynced) TH_LOG("resynced less than the bitmap recorded");
+	EXPECT_GE(8 * MiB, resynced) TH_LOG("resynced more than the region written");
 	replicas_identical();
 }
 
@@ -242,10 +337,12 @@ TEST_F_TIMEOUT(repl, link_flap_and_netem_under_fio, 300)
 	sleep(4);
 	ASSERT_EQ(0, peer_run("tc qdisc del dev eth0 root"));
 	for (i = 0; i < 2; i++) {
-		ASSERT_EQ(0, peer_run("ip link set eth0 down; sleep 1; ip link set eth0 up"));
+		ASSERT_EQ(0, peer_run("ip link set eth0 down; sleep 1; ip link set eth0 up%s",
+				      variant->relink));
 		sleep(2);
 	}
-	ASSERT_EQ(0, peer_run("ip link set eth0 down; sleep 5; ip link set eth0 up"));
+	ASSERT_EQ(0, peer_run("ip link set eth0 down; sleep 5; ip link set eth0 up%s",
+			      variant->relink));
 	ASSERT_EQ(fio, waitpid(fio, &status, 0));
 	self->env.npids = 0;
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -350,7 +447,7 @@ TEST_F_TIMEOUT(repl, owner_lost_activity_log_resynced, 300)
 	waitpid(fio, NULL, 0);
 	self->env.npids = 0;
 	ASSERT_EQ(0, run("%s volume role " VOL " replica >/dev/null", self->ctl));
-	ASSERT_EQ(0, run("ip link set eth0 up"));
+	ASSERT_EQ(0, run("ip link set eth0 up%s", variant->relink));
 
 	ASSERT_TRUE(rl_wait_peer(PEER, 1, "repl_state", "up-to-date", 120));
 	resynced = rl_peer_u64(PEER, 1, "resynced_bytes");
@@ -361,6 +458,71 @@ TEST_F_TIMEOUT(repl, owner_lost_activity_log_resynced, 300)
 	/* The old owner accepted the new epoch and persisted it. */
 	EXPECT_EQ(0, run("%s volume role " VOL " owner --epoch %d 2>/dev/null; test $? -ne 0",
 			 self->ctl, EPOCH));
+}
+
+/*
+ * A real owner crash: vm2 owns the volume and its VM is killed under fio
+ * (writes may be on its disk and not on vm1's). vm1, the replica, becomes
+ * owner at a higher epoch and folds the activity log vm2 shipped to it.
+ * vm2 boots again and attaches its disk: its metadata names a peer, so it
+ * comes back as a read-only replica. The new owner resyncs the logged
+ * extents to it, and the replicas end identical. vm2 accepted the new
+ * epoch: its old one is refused through netlink, and a WRITE stamped with
+ * it is answered STALE_EPOCH and counted.
+ */
+TEST_F_TIMEOUT(repl, owner_crash_new_owner_resyncs_activity_log, 300)
+{
+	uint64_t dirty, resynced;
+	char out[256];
+	pid_t fio;
+
+	start_vm2_owner();
+	fio = fork();
+	ASSERT_LE(0, fio);
+	if (fio == 0)
+		_exit(peer_run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=16 --offset=0 "
+			       "--size=16M --time_based --runtime=120 >/dev/null") ? 1 : 0);
+	env_track_pid(&self->env, fio);
+	sleep(4);
+	EXPECT_LT(0, rl_peer_u64(PEER, 1, "writes_sent")) TH_LOG("no write reached vm1");
+	EXPECT_EQ(0, kmsg_check(&self->env.remote_mark[0])) TH_LOG("vm2's log before the crash");
+	ASSERT_EQ(0, rl_vm_kill(PEER));
+	waitpid(fio, NULL, 0);	/* lab-run: vm2 is gone */
+	self->env.npids = 0;
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
+
+	ASSERT_EQ(0, run("%s volume role " VOL " owner --epoch %d >/dev/null", self->ctl,
+			 EPOCH + 1));
+	EXPECT_TRUE(rl_wait_peer(1, PEER, "repl_state", "syncing", 5))
+		TH_LOG("the new owner did not mark the old owner's extents");
+	dirty = rl_peer_u64(1, PEER, "dirty_bytes");
+	TH_LOG("activity log fold: %llu dirty bytes", (unsigned long long)dirty);
+	EXPECT_LT(0, dirty);
+
+	ASSERT_EQ(0, rl_vm_start(PEER, &self->env.remote_mark[0], _metadata->name));
+	ASSERT_EQ(0, node_reattach(PEER)) TH_LOG("vm2 could not attach its volume again");
+	EXPECT_EQ(0, peer_run("%s volume status " VOL " --json | jq -e '.role == \"replica\"' "
+			      ">/dev/null && test \"$(cat /sys/block/chorus0/ro)\" = 1", self->ctl))
+		TH_LOG("the old owner did not come back as a read-only replica");
+	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 120));
+	resynced = rl_peer_u64(1, PEER, "resynced_bytes");
+	TH_LOG("activity log resync: %llu bytes", (unsigned long long)resynced);
+	EXPECT_LE(dirty, resynced) TH_LOG("resynced less than the folded extents");
+	EXPECT_GE(16 * MiB, resynced) TH_LOG("resynced more than the extents written");
+	replicas_identical();
+
+	/* Fencing: vm2 keeps the epoch it accepted from the new owner. */
+	EXPECT_EQ(0, peer_run("%s volume role " VOL " owner --epoch %d 2>&1 | grep -q 'older'",
+			      self->ctl, EPOCH)) TH_LOG("vm2 took its old epoch back");
+	ASSERT_EQ(0, run("%s peer disconnect " VOL " 2 >/dev/null", self->ctl));
+	ASSERT_EQ(0, run_quiet(out, sizeof(out), "%s 10.99.0.2 stale-write --uuid " UUID
+			       " --node 1 --peer 2 --sectors %d --epoch %d", self->inject,
+			       SIZE_MB * 2048, EPOCH + 1));
+	EXPECT_EQ(0, strncmp(out, "status=2", 8)) TH_LOG("answer: %s", out);
+	ASSERT_EQ(0, lab_run_out(PEER, out, sizeof(out),
+				 "cat /sys/block/chorus0/chorus/stale_epoch"));
+	EXPECT_EQ(1, strtoull(out, NULL, 10));
 }
 
 /* Every malformed field closes the connection; nothing is written. */

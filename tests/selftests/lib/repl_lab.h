@@ -81,13 +81,15 @@ static inline void rl_node_down(int vm)
 }
 
 /*
- * Bring node @node up: zero the data area when @zero, format, attach,
- * listen, declare each of @peers with @initial sync, short timeouts.
+ * Set node @node up: load chorus; when @format, zero the data area if
+ * @zero and format; attach, listen, declare each of @peers with @initial
+ * sync (a peer that already has a metadata slot keeps its bitmap and flags),
+ * short timeouts (not persisted: set at every attach).
  */
-static inline int rl_node_up(int node, bool zero, const char *initial, const int *peers,
-		      int npeers)
+static inline int __rl_node_setup(int node, bool format, bool zero, const char *initial,
+				  const int *peers, int npeers)
 {
-	char adds[1024] = "";
+	char adds[1024] = "", fmt[256] = "";
 	size_t off = 0;
 	int i;
 
@@ -96,17 +98,76 @@ static inline int rl_node_up(int node, bool zero, const char *initial, const int
 				"$C peer add " RL_VOL " %d 10.99.0.%d --initial-sync %s "
 				"--transport %s >/dev/null; ", peers[i], peers[i], initial,
 				rl_transport(node));
+	if (format)
+		snprintf(fmt, sizeof(fmt), "%s$C volume format --backing " RL_BACKING
+			 " --size %dM --uuid " RL_UUID " --force >/dev/null; ",
+			 zero ? "blkdiscard -z -o 0 -l 64M " RL_BACKING "; " : "", RL_SIZE_MB);
 	return rl_on(node,
 		     "set -e; C=%s; %s/tools/insmod-chorus; %s"
-		     "$C volume format --backing " RL_BACKING " --size %dM --uuid " RL_UUID
-		     " --force >/dev/null; "
 		     "$C volume create " RL_VOL " --backing " RL_BACKING " --node-id %d "
 		     ">/dev/null; $C listen 10.99.0.%d >/dev/null; %s"
 		     "$C volume set " RL_VOL " --ping-interval-ms 500 --ping-timeout-ms 3000 "
 		     "--request-timeout-ms 5000 >/dev/null",
-		     rl_ctl(), chorus_src(),
-		     zero ? "blkdiscard -z -o 0 -l 64M " RL_BACKING "; " : "",
-		     RL_SIZE_MB, node, node, adds);
+		     rl_ctl(), chorus_src(), fmt, node, node, adds);
+}
+
+/*
+ * Bring node @node up: zero the data area when @zero, format, attach,
+ * listen, declare each of @peers with @initial sync, short timeouts.
+ */
+static inline int rl_node_up(int node, bool zero, const char *initial, const int *peers,
+			     int npeers)
+{
+	return __rl_node_setup(node, true, zero, initial, peers, npeers);
+}
+
+/*
+ * Bring node @node up again on the volume already on its disk (after a
+ * crash and a new boot): attach without formatting, listen, declare @peers
+ * again. The kernel decides the role from the metadata: a volume whose
+ * superblock names peers comes back as a read-only replica. The initial
+ * sync given is "full", so a peer whose slot was lost would be copied in
+ * full, which a resync bound in the test then catches.
+ */
+static inline int rl_node_reattach(int node, const int *peers, int npeers)
+{
+	return __rl_node_setup(node, false, false, "full", peers, npeers);
+}
+
+/* Is lab VM @vm up (its agent ready, its qemu not gone)? */
+static inline bool rl_vm_alive(int vm)
+{
+	const char *lab = getenv("LAB_DIR");
+	char p[512];
+
+	if (!lab)
+		return false;
+	snprintf(p, sizeof(p), "%s/vm%d/ready", lab, vm);
+	if (!path_exists(p))
+		return false;
+	snprintf(p, sizeof(p), "%s/vm%d/exited", lab, vm);
+	return !path_exists(p);
+}
+
+/*
+ * Crash lab VM @vm: the host SIGKILLs its qemu (lab-ctl kill), disks kept.
+ * Its kernel log is lost to dmesg: check the VM's mark before. 0 or the
+ * command's status.
+ */
+static inline int rl_vm_kill(int vm)
+{
+	return run("lab-ctl kill %d", vm);
+}
+
+/*
+ * Boot lab VM @vm again on its disks (lab-ctl start, waits until ready)
+ * and mark its new kernel log for @test in @mark (when given). 0 or -1.
+ */
+static inline int rl_vm_start(int vm, struct kmsg_mark *mark, const char *test)
+{
+	if (run("lab-ctl start %d", vm))
+		return -1;
+	return mark && kmsg_mark(mark, vm, test) ? -1 : 0;
 }
 
 /* A field of peer @node in `volume status --json` on @vm, "" if none. */

@@ -51,14 +51,25 @@ accel_args() {
 	fi
 }
 
-# Start VM $1 (of $2) in the background, inside the lab's network namespace. A watcher shell
-# (own session, so it survives the caller's terminal) writes vmN/exited when qemu terminates.
+# Host-only state of the lab: not under $LAB_DIR, which every guest can write, and removed by
+# `lab down`. It holds what the host runs as root again later (each VM's qemu argv) and the pid
+# of the lab-ctl server. Created by lab_private_init.
+lab_private() {
+	printf '%s/%s' "${TMPDIR:-/tmp}" "$(lab_netns)"
+}
+lab_private_init() {
+	local p
+	p=$(lab_private)
+	[[ -d $p ]] || mkdir -m 700 "$p"
+}
+
+# Start VM $1 (of $2) in the background: build its qemu command line, save it (qemu.cmdline in
+# the VM dir for people; the argv NUL-separated in lab_private, which `lab start` boots again)
+# and launch it.
 vm_start() {
-	local i=$1 n=$2 mem=$3 smp=$4 kver=$5 initrd=$6 d ns
+	local i=$1 n=$2 mem=$3 smp=$4 kver=$5 initrd=$6 d
 	d=$(vm_dir "$i")
-	ns=$(lab_netns)
 	mkdir -p "$d/cmd" "$LAB_DIR/disks"
-	rm -f "$d/ready" "$d/exited" "$d/qemu.pid"
 	local disk append args=()
 	append="console=ttyS0 loglevel=7 oops=panic panic=1 panic_on_warn=0"
 	append+=" lab_vm=$i lab_count=$n lab_src=$ROOT lab_dir=$LAB_DIR lab_agent=$VM_TOOLS/guest/agent"
@@ -70,8 +81,10 @@ vm_start() {
 		-pidfile "$d/qemu.pid"
 		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd"
 		-append "$append"
-		# ttyS0: kernel log to a file; ttyS1: root shell (lab shell); a monitor socket.
-		-chardev "file,id=con0,path=$(vm_console "$i")" -serial chardev:con0
+		# ttyS0: kernel log to a file, appended to (a VM booted again by `lab start` keeps
+		# the log of its earlier boots, and `lab mark` offsets stay valid); ttyS1: root
+		# shell (lab shell); a monitor socket.
+		-chardev "file,id=con0,path=$(vm_console "$i"),append=on" -serial chardev:con0
 		-chardev "socket,id=sh0,path=$(vm_sock "$i" shell),server=on,wait=off"
 		-serial chardev:sh0
 		-chardev "socket,id=mon0,path=$(vm_sock "$i" monitor),server=on,wait=off"
@@ -90,21 +103,41 @@ vm_start() {
 		)
 	done
 	printf '%q ' qemu-system-x86_64 "${args[@]}" > "$d/qemu.cmdline"
+	lab_private_init
+	printf '%s\0' qemu-system-x86_64 "${args[@]}" > "$(lab_private)/vm$i.argv"
+	vm_launch "$i"
+}
+
+# Run VM $1's saved qemu argv in the background, inside the lab's network namespace. A watcher
+# shell (own session, so it survives the caller's terminal) writes vmN/exited when qemu
+# terminates. Clears what belongs to the previous boot: ready, exited, the pid file, commands
+# left in the mailbox (the submitters got 125 when the VM went away) and the bell.
+vm_launch() {
+	local i=$1 d ns argv args=()
+	d=$(vm_dir "$i")
+	ns=$(lab_netns)
+	argv=$(lab_private)/vm$i.argv
+	[[ -s $argv ]] || die "no saved qemu command line for vm$i ($argv)"
+	mapfile -d '' -t args < "$argv"
+	rm -f "$d/ready" "$d/exited" "$d/qemu.pid" "$d/bell"
+	rm -rf "$d/cmd"
+	mkdir -p "$d/cmd"
 	# The subshell drops the lab lock's fd, which qemu must not inherit (it would hold the lock).
 	(
 		[[ -z ${_lock_fd:-} ]] || exec {_lock_fd}>&-
 		# shellcheck disable=SC2016   # expanded by the watcher shell
 		setsid bash -c '"$@"; echo "$?" > "$0"' "$d/exited" \
-			ip netns exec "$ns" qemu-system-x86_64 "${args[@]}" \
-			</dev/null >"$d/qemu.stderr" 2>&1 &
+			ip netns exec "$ns" "${args[@]}" </dev/null >"$d/qemu.stderr" 2>&1 &
 	)
 }
 
-# Wait until every VM's agent is ready; report each boot time. Returns 1 on timeout or death.
+# Wait until the agents of VMs $2... are ready (boot started at time $1); report each boot time.
+# Bounded: BOOT_TIMEOUT, plus 15 s per VM after the first. Returns 1 on timeout or death.
 vms_wait_ready() {
-	local n=$1 t0=$2 i d pending deadline
-	deadline=$((t0 + (BOOT_TIMEOUT + 15 * (n - 1)) * 1000000))
-	pending=$(seq 1 "$n")
+	local t0=$1 i d pending deadline
+	shift
+	deadline=$((t0 + (BOOT_TIMEOUT + 15 * ($# - 1)) * 1000000))
+	pending=$*
 	while [[ -n $pending ]]; do
 		local still=""
 		for i in $pending; do
@@ -133,15 +166,61 @@ vms_wait_ready() {
 	done
 }
 
+# Print the pid of VM $1's qemu if it is running: the pid file names a live qemu process whose
+# command line has this VM's pid file (qemu runs as root: never signal a recycled pid).
+vm_qemu_pid() {
+	local d pid
+	d=$(vm_dir "$1")
+	[[ -r $d/qemu.pid ]] && read -r pid < "$d/qemu.pid" || return 1
+	[[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || return 1
+	grep -q qemu "/proc/$pid/comm" 2>/dev/null || return 1
+	grep -qaF -- "$d/qemu.pid" "/proc/$pid/cmdline" 2>/dev/null || return 1
+	printf '%s' "$pid"
+}
+
+# Append a line of the lab's own to VM $1's console log (where a boot ends or starts again).
+# Outside every boot, and free of the words check-log looks for.
+console_note() {
+	local f
+	f=$(vm_console "$1")
+	[[ -f $f && ! -L $f ]] || return 0
+	printf '\n=== lab: %s (%s) ===\n' "$2" "$(date '+%F %T')" >> "$f"
+}
+
+# Kill VM $1 like a crash: SIGKILL to its qemu, no shutdown (the guest's caches are lost; what
+# reached the disk images stays). Waits, bounded, until qemu is gone and its watcher wrote
+# vmN/exited. Disks, tap and console log are kept: `lab start` boots it again. Returns 1 if the
+# VM is not running or qemu does not go away.
+vm_kill() {
+	local d pid t
+	d=$(vm_dir "$1")
+	pid=$(vm_qemu_pid "$1") || { log "vm$1 is not running"; return 1; }
+	# Not ready any more: `lab run` and lab-run (which only see files, in guests) stop at once.
+	rm -f "$d/ready"
+	kill -KILL "$pid" 2>/dev/null
+	for ((t = 0; t < 100; t++)); do
+		kill -0 "$pid" 2>/dev/null || break
+		nap 0.1
+	done
+	if kill -0 "$pid" 2>/dev/null; then
+		log "vm$1: qemu ($pid) still alive 10 s after SIGKILL"
+		return 1
+	fi
+	for ((t = 0; t < 50; t++)); do
+		[[ -e $d/exited ]] && break
+		nap 0.1
+	done
+	# A watcher that is gone (killed by hand) cannot write it: the VM is down all the same.
+	[[ -e $d/exited ]] || echo 137 > "$d/exited"
+	console_note "$1" "vm$1 killed (SIGKILL)"
+	log "vm$1 killed (qemu $pid), disks kept"
+}
+
 # Stop VM $1: SIGTERM (qemu exits cleanly), then SIGKILL, each bounded. Nothing in a guest needs
 # an orderly shutdown: its root is a tmpfs overlay and its disks are deleted afterwards.
 vm_stop() {
-	local d pid t
-	d=$(vm_dir "$1")
-	[[ -r $d/qemu.pid ]] && read -r pid < "$d/qemu.pid" || return 0
-	[[ -n $pid ]] && kill -0 "$pid" 2>/dev/null || return 0
-	# qemu runs as root; make sure the pid is really our qemu before signalling it.
-	grep -q qemu "/proc/$pid/comm" 2>/dev/null || return 0
+	local pid t
+	pid=$(vm_qemu_pid "$1") || return 0
 	kill -TERM "$pid" 2>/dev/null
 	for ((t = 0; t < 10; t++)); do
 		kill -0 "$pid" 2>/dev/null || return 0
