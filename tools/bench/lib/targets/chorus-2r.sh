@@ -6,13 +6,16 @@
 # format it with the same uuid, so the replicas are identical and the peers are added with
 # --initial-sync none (no full sync of the disk before the rows, as drbd skips its own).
 # Timeouts stay the module's (ping 5 s, request 10 s): more generous than drbd's here (3 s, 6 s).
+# chorus-2r-rdma.sh sources this file: the chorus_2r_* functions are shared, the target_*
+# functions at the end are chorus-2r's.
 # shellcheck source-path=SCRIPTDIR source=chorus-local.sh
 source "$BENCH_LIB/targets/chorus-local.sh"   # chorus_insmod, chorus_format (target_* redefined)
 
 CHORUS_2R_UUID=6c0b3e1a-2f4d-4e8b-9a7c-5d1e0f2b3a4c
 CHORUS_2R_EPOCH=1
 
-target_check() {
+# chorus_2r_check: target_check of chorus-2r (also run by chorus-2r-rdma's).
+chorus_2r_check() {
 	[[ -e $ROOT/chorus.ko && -x $ROOT/build/bin/chorusctl ]] ||
 		{ echo "chorus.ko or build/bin/chorusctl missing: run make"; return 1; }
 	"$ROOT/build/bin/chorusctl" peer add --help 2>&1 | grep -q -- --initial-sync ||
@@ -37,8 +40,12 @@ chorus_2r_wait() {
 		done; build/bin/chorusctl volume status bench; exit 1"
 }
 
-target_setup() {
-	local n p
+# chorus_2r_setup [PEER_ADD_OPTIONS...]: target_setup of chorus-2r, the options added to both
+# `peer add`s (chorus-2r gives none: the module's default transport, TCP; chorus-2r-rdma gives
+# --transport rdma).
+# shellcheck disable=SC2120   # (chorus-2r-rdma.sh passes options)
+chorus_2r_setup() {
+	local n p opts=${*:+ $*}
 	FIO_NODE=1
 	# Replica first, then the owner; each zeroes its disk, formats with the shared uuid,
 	# attaches with its node id, listens on its address and declares the other node.
@@ -50,7 +57,7 @@ target_setup() {
 		on "$n" -- "set -e; C=build/bin/chorusctl
 			\$C volume create bench --backing $BENCH_DISK --node-id $n >/dev/null
 			\$C listen $(addr "$n") >/dev/null
-			\$C peer add bench $p $(addr "$p") --initial-sync none >/dev/null"
+			\$C peer add bench $p $(addr "$p") --initial-sync none$opts >/dev/null"
 	done
 	on 2 -- "build/bin/chorusctl volume role bench replica >/dev/null"
 	on 1 -- "build/bin/chorusctl volume role bench owner --epoch $CHORUS_2R_EPOCH >/dev/null"
@@ -64,12 +71,18 @@ target_setup() {
 	on 1 -- "test -b $FIO_DEV"
 }
 
-# Fails (and the run marks the target failed) if the replica is not connected, up to date and
-# in the write set any more, or writes are held for it.
-target_check_healthy() {
+# chorus_2r_healthy: target_check_healthy of chorus-2r. Fails (and the run marks the target
+# failed) if the replica is not connected, up to date and in the write set any more, or writes
+# are held for it.
+chorus_2r_healthy() {
 	on 1 -- "s=\$(build/bin/chorusctl --json volume status bench | jq -r '$(chorus_2r_jq 1)')
 		[ \"\$s\" = 'connected up-to-date true 0' ] || { build/bin/chorusctl volume status bench; exit 1; }"
 }
+
+target_check() { chorus_2r_check; }
+# shellcheck disable=SC2119   # (no options: TCP)
+target_setup() { chorus_2r_setup; }
+target_check_healthy() { chorus_2r_healthy; }
 
 target_teardown() {
 	local n
