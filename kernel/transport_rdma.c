@@ -827,9 +827,9 @@ static int chorus_rdma_get_send(struct chorus_rdma_queue *q, bool credit_only,
 		}
 		if (!timeout)
 			return -EAGAIN;
-		timeout = wait_event_timeout(q->wait,
-					     chorus_rdma_can_send(q, reserve),
-					     timeout);
+		timeout = wait_event_idle_timeout(q->wait,
+						  chorus_rdma_can_send(q, reserve),
+						  timeout);
 		if (!timeout)
 			return -ETIMEDOUT;
 	}
@@ -1083,9 +1083,10 @@ static int chorus_rdma_next_recv(struct chorus_rdma_queue *q, long timeout,
 {
 	struct chorus_rdma_recv *r = NULL;
 
-	wait_event_timeout(q->wait, READ_ONCE(q->dead) ||
-			   !list_empty_careful(&q->rx_done) ||
-			   kthread_should_stop(), timeout);
+	/* Idle: a connection with no traffic is not a hung task. */
+	wait_event_idle_timeout(q->wait, READ_ONCE(q->dead) ||
+				!list_empty_careful(&q->rx_done) ||
+				kthread_should_stop(), timeout);
 	spin_lock_irq(&q->lock);
 	if (!q->dead && !list_empty(&q->rx_done)) {
 		r = list_first_entry(&q->rx_done, struct chorus_rdma_recv, entry);

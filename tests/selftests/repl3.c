@@ -124,6 +124,18 @@ TEST_F_TIMEOUT(repl3, owner_lost_new_owner_resyncs_both, 400)
 {
 	pid_t fio;
 
+	/*
+	 * Not on soft-RoCE: the owner's link is down while its sessions are
+	 * torn down, so rdma_cm sends the DREQ into a down link; rxe's QP1
+	 * then never completes that MAD and rdma_destroy_id() waits for it
+	 * forever (ib_cm: "cm_destroy_id_wait_timeout ... state 11"), holding
+	 * the peer's session mutex. A RoCE NIC completes the MAD. The RDMA
+	 * owner crash is covered by repl.rdma.owner_crash_new_owner_resyncs_
+	 * activity_log (the VM is killed, no link cut). Documentation/rdma.rst.
+	 */
+	if (!strcmp(variant->transport, "rdma"))
+		SKIP(return, "soft-RoCE: a DREQ sent on a down link never completes");
+
 	start3();
 	fio = fork();
 	ASSERT_LE(0, fio);
