@@ -585,6 +585,27 @@ static void chorus_peer_ping_workfn(struct work_struct *work)
 			   msecs_to_jiffies(READ_ONCE(repl->ping_interval_ms)));
 }
 
+/* Why a dial over @ops failed with @err, for last_error and the log. */
+static const char *chorus_connect_error(const struct chorus_transport_ops *ops,
+					int err)
+{
+	bool rdma = ops->transport == CHORUS_TRANSPORT_RDMA;
+
+	switch (err) {
+	case -ECONNREFUSED:
+		return rdma ? "RDMA connection refused" : "connection refused";
+	case -ETIMEDOUT:
+		return rdma ? "RDMA connect timed out" : "connect timed out";
+	case -ENETUNREACH:
+	case -EHOSTUNREACH:
+		return rdma ? "no RDMA route to the peer" : "no route to the peer";
+	case -ENODEV:
+		return rdma ? "RDMA device removed" : "cannot connect";
+	default:
+		return rdma ? "cannot connect over RDMA" : "cannot connect";
+	}
+}
+
 /* Dial every connection of a session over @ops and handshake on each. */
 static const char *chorus_peer_dial(struct chorus_peer *peer,
 				    const struct chorus_transport_ops *ops,
@@ -606,19 +627,8 @@ static const char *chorus_peer_dial(struct chorus_peer *peer,
 		conns[i]->index = i;
 		ret = ops->connect(conns[i], &peer->addr,
 				   CHORUS_HANDSHAKE_TIMEOUT_MS);
-		if (ret) {
-			if (ops == &chorus_rdma_ops)
-				return ret == -ECONNREFUSED ? "RDMA connection refused" :
-				       ret == -ETIMEDOUT ? "RDMA connect timed out" :
-				       ret == -EHOSTUNREACH || ret == -ENETUNREACH ?
-				       "no RDMA route to the peer" :
-				       ret == -ENODEV ? "RDMA device removed" :
-				       "cannot connect over RDMA";
-			return ret == -ECONNREFUSED ? "connection refused" :
-			       ret == -ETIMEDOUT ? "connect timed out" :
-			       ret == -ENETUNREACH || ret == -EHOSTUNREACH ?
-			       "no route to the peer" : "cannot connect";
-		}
+		if (ret)
+			return chorus_connect_error(ops, ret);
 		chorus_hello_fill(peer, &hello, i, session);
 		chorus_wire_init_hdr(&hdr, CHORUS_MSG_HELLO, 0, 0, 0, 0);
 		hdr.payload_len = cpu_to_le32(sizeof(hello));

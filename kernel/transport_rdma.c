@@ -113,6 +113,27 @@ struct chorus_rdma_send {
 	unsigned int nr_sge;
 };
 
+/*
+ * Building the SENDs of a message with data: the data is cut into windows
+ * of PAGE_SIZE payload bytes, a window at most max_data_sge pieces of bio
+ * pages; a SEND takes whole windows while they fit in the peer's chunk and
+ * in the SGE limit.
+ */
+struct chorus_rdma_builder {
+	struct chorus_rdma_queue *q;
+	const struct chorus_wire_hdr *hdr;
+	struct chorus_rdma_send *s;
+	long timeout;
+	u32 chunk_bytes;
+	u32 win_len;
+	unsigned int win_n;
+	struct {
+		struct page *page;
+		unsigned int off;
+		unsigned int len;
+	} win[CHORUS_RDMA_MAX_SGE];
+};
+
 /**
  * struct chorus_rdma_queue - the RDMA side of a chorus_conn
  * @conn: the connection
@@ -152,6 +173,7 @@ struct chorus_rdma_send {
  * @msg_off: payload bytes assembled
  * @msg_active: a message is being assembled
  * @rx_thread: the receive thread
+ * @builder: the message being sent, under chorus_conn.send_mutex
  */
 struct chorus_rdma_queue {
 	struct chorus_conn *conn;
@@ -193,6 +215,7 @@ struct chorus_rdma_queue {
 	u32 msg_off;
 	bool msg_active;
 	struct task_struct *rx_thread;
+	struct chorus_rdma_builder builder;
 };
 
 /*
@@ -890,27 +913,6 @@ static void chorus_rdma_return_credits(struct chorus_rdma_queue *q)
 	chorus_rdma_post_send(q, s, true);
 }
 
-/*
- * Building the SENDs of a message with data: the data is cut into windows
- * of PAGE_SIZE payload bytes, a window at most max_data_sge pieces of bio
- * pages; a SEND takes whole windows while they fit in the peer's chunk and
- * in the SGE limit.
- */
-struct chorus_rdma_builder {
-	struct chorus_rdma_queue *q;
-	const struct chorus_wire_hdr *hdr;
-	struct chorus_rdma_send *s;
-	long timeout;
-	u32 chunk_bytes;
-	u32 win_len;
-	unsigned int win_n;
-	struct {
-		struct page *page;
-		unsigned int off;
-		unsigned int len;
-	} win[CHORUS_RDMA_MAX_SGE];
-};
-
 static int chorus_rdma_builder_flush(struct chorus_rdma_builder *b)
 {
 	int ret;
@@ -1050,22 +1052,19 @@ static int chorus_rdma_send(struct chorus_conn *conn,
 {
 	struct chorus_rdma_queue *q = conn->queue;
 	u32 body_len = body ? le32_to_cpu(hdr->payload_len) : 0;
-	struct chorus_rdma_builder *b;
+	struct chorus_rdma_builder *b = &q->builder;
 	struct chorus_rdma_send *s;
 	int ret;
 
 	if (body_len > CHORUS_RDMA_MAX_BODY || (body_len && data && data->len))
 		return -EMSGSIZE;
 	if (data && data->len) {
-		b = kzalloc(sizeof(*b), GFP_NOIO);
-		if (!b)
-			return -ENOMEM;
+		/* Sends are serialised by send_mutex: one builder per queue. */
+		memset(b, 0, sizeof(*b));
 		b->q = q;
 		b->hdr = hdr;
 		b->timeout = chorus_rdma_send_timeout(conn);
-		ret = chorus_rdma_send_data(b, data);
-		kfree(b);
-		return ret;
+		return chorus_rdma_send_data(b, data);
 	}
 	ret = chorus_rdma_get_send(q, false, chorus_rdma_send_timeout(conn), &s);
 	if (ret)

@@ -172,6 +172,45 @@ FIXTURE_TEARDOWN(repl)
 #define FIO "fio --name=t --filename=/dev/chorus0 --direct=1 --ioengine=libaio " \
 	    "--output-format=terse --terse-version=3 --minimal "
 
+/* 25 s of paced 4 KiB writes to the first 8 MiB, in the background. */
+static pid_t start_paced_fio(struct __test_metadata *_metadata, FIXTURE_DATA(repl) *self)
+{
+	pid_t fio = fork();
+
+	if (fio == 0)
+		_exit(run(FIO "--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M "
+			  "--time_based --runtime=25 --rate_iops=200 >/dev/null") ? 1 : 0);
+	if (fio > 0)
+		env_track_pid(&self->env, fio);
+	sleep(3);
+	return fio;
+}
+
+/*
+ * The peer is gone: no write completes while it is unreachable and writes
+ * are held; `writeset remove` releases them, I/O goes on, the peer is out
+ * of date.
+ */
+static void held_until_writeset_remove(struct __test_metadata *_metadata,
+				       FIXTURE_DATA(repl) *self)
+{
+	uint64_t w0, w1;
+
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
+	sleep(1);
+	w0 = volume_writes();
+	sleep(2);
+	w1 = volume_writes();
+	EXPECT_EQ(w0, w1) TH_LOG("writes completed while the peer was unreachable");
+	EXPECT_LT(0, rl_peer_u64(1, PEER, "held"));
+
+	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", self->ctl));
+	sleep(2);
+	EXPECT_LT(w1, volume_writes()) TH_LOG("I/O did not resume");
+	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
+	EXPECT_TRUE(rl_wait_peer(1, PEER, "repl_state", "out-of-date", 5));
+}
+
 /* fio with verify: every write acked by both, replicas byte-identical. */
 TEST_F_TIMEOUT(repl, fio_verify_identical, 300)
 {
@@ -217,32 +256,15 @@ TEST_F_TIMEOUT(repl, full_sync_of_new_replica, 300)
  */
 TEST_F_TIMEOUT(repl, peer_lost_holds_then_resyncs_dirty_regions, 300)
 {
-	uint64_t w0, w1, resynced;
+	uint64_t resynced;
 	int status;
 	pid_t fio;
 
 	start("none", true);
-	fio = fork();
+	fio = start_paced_fio(_metadata, self);
 	ASSERT_LE(0, fio);
-	if (fio == 0)
-		_exit(run(FIO "--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M "
-			  "--time_based --runtime=25 --rate_iops=200 >/dev/null") ? 1 : 0);
-	env_track_pid(&self->env, fio);
-	sleep(3);
 	ASSERT_EQ(0, peer_run("ip link set eth0 down"));
-	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
-	sleep(1);
-	w0 = volume_writes();
-	sleep(2);
-	w1 = volume_writes();
-	EXPECT_EQ(w0, w1) TH_LOG("writes completed while the peer was unreachable");
-	EXPECT_LT(0, rl_peer_u64(1, PEER, "held"));
-
-	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", self->ctl));
-	sleep(2);
-	EXPECT_LT(w1, volume_writes()) TH_LOG("I/O did not resume");
-	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
-	EXPECT_TRUE(rl_wait_peer(1, PEER, "repl_state", "out-of-date", 5));
+	held_until_writeset_remove(_metadata, self);
 
 	ASSERT_EQ(0, peer_run("ip link set eth0 up%s", variant->relink));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
@@ -267,33 +289,16 @@ TEST_F_TIMEOUT(repl, peer_lost_holds_then_resyncs_dirty_regions, 300)
  */
 TEST_F_TIMEOUT(repl, peer_vm_killed_holds_then_resyncs_dirty_regions, 300)
 {
-	uint64_t w0, w1, dirty, resynced;
+	uint64_t dirty, resynced;
 	int status;
 	pid_t fio;
 
 	start("none", true);
-	fio = fork();
+	fio = start_paced_fio(_metadata, self);
 	ASSERT_LE(0, fio);
-	if (fio == 0)
-		_exit(run(FIO "--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M "
-			  "--time_based --runtime=25 --rate_iops=200 >/dev/null") ? 1 : 0);
-	env_track_pid(&self->env, fio);
-	sleep(3);
 	EXPECT_EQ(0, kmsg_check(&self->env.remote_mark[0])) TH_LOG("vm2's log before the crash");
 	ASSERT_EQ(0, rl_vm_kill(PEER));
-	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
-	sleep(1);
-	w0 = volume_writes();
-	sleep(2);
-	w1 = volume_writes();
-	EXPECT_EQ(w0, w1) TH_LOG("writes completed while the peer was down");
-	EXPECT_LT(0, rl_peer_u64(1, PEER, "held"));
-
-	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", self->ctl));
-	sleep(2);
-	EXPECT_LT(w1, volume_writes()) TH_LOG("I/O did not resume");
-	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
-	EXPECT_TRUE(rl_wait_peer(1, PEER, "repl_state", "out-of-date", 5));
+	held_until_writeset_remove(_metadata, self);
 
 	/* vm2 boots while fio goes on; it attaches its volume once fio is done. */
 	ASSERT_EQ(0, rl_vm_start(PEER, &self->env.remote_mark[0], _metadata->name));
