@@ -69,7 +69,8 @@ struct chorus_msg_data {
  *	@body, waiting at most @timeout_ms; used for the handshake only.
  * @start_rx: start receiving: each message is handed to chorus_conn_recv()
  *	from the transport's own context until an error or @shutdown.
- * @shutdown: fail pending and future sends and receives; does not sleep
+ * @shutdown: fail pending and future sends and receives; may wait briefly
+ *	(RDMA: up to 500 ms) for sends already made to reach the peer
  * @stop_rx: wait until the receive context has stopped
  * @release: free the transport's part of @conn
  */

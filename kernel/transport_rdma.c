@@ -55,6 +55,7 @@
 #define CHORUS_RDMA_CREDIT_ONLY	BIT(31)		/* imm: no message */
 #define CHORUS_RDMA_CREDIT_MASK	0xffff		/* imm: credits returned */
 #define CHORUS_RDMA_RETURN_AT	(CHORUS_RDMA_RECV_DEPTH / 4)
+#define CHORUS_RDMA_CLOSE_MS	500		/* for SENDs to complete */
 
 /**
  * struct chorus_rdma_cm_data - private data of a connect request and of
@@ -1293,12 +1294,31 @@ static int chorus_rdma_start_rx(struct chorus_conn *conn)
 	return 0;
 }
 
+static bool chorus_rdma_sends_done(struct chorus_rdma_queue *q)
+{
+	size_t free;
+
+	spin_lock_irq(&q->lock);
+	free = list_count_nodes(&q->free_sends);
+	spin_unlock_irq(&q->lock);
+	return READ_ONCE(q->dead) || free == CHORUS_RDMA_SEND_DEPTH;
+}
+
 static void chorus_rdma_shutdown(struct chorus_conn *conn)
 {
 	struct chorus_rdma_queue *q = conn->queue;
 
 	if (!q)
 		return;
+	/*
+	 * Let the last SENDs reach the peer first, as a TCP close does: a
+	 * handshake refusal is sent just before the connection is freed, and
+	 * destroying the QP at once would lose it. Bounded, for a peer that
+	 * no longer acks.
+	 */
+	if (q->established && q->sends)
+		wait_event_idle_timeout(q->wait, chorus_rdma_sends_done(q),
+					msecs_to_jiffies(CHORUS_RDMA_CLOSE_MS));
 	chorus_rdma_kill(q, "connection shut down");
 	if (q->established)
 		rdma_disconnect(q->cm_id);
