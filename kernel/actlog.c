@@ -420,7 +420,7 @@ static bool chorus_al_get_active(struct chorus_al *al, u32 first, u32 last)
 	lockdep_assert_held(&al->lock);
 	for (i = 0; i < n; i++) {
 		idx[i] = chorus_al_find(al, first + i);
-		if (idx[i] < 0)
+		if (idx[i] < 0 || al->pending[idx[i]])
 			return false;
 	}
 	for (i = 0; i < n; i++) {
@@ -458,6 +458,35 @@ static bool chorus_al_room(struct chorus_al *al)
 }
 
 /**
+ * chorus_al_try_begin() - hold a write's extents if they are on disk already
+ * @vol: the volume; this node is owner with peers
+ * @rq: a write, discard or write-zeroes of at most two extents
+ *
+ * The fast path of chorus_al_begin(): no I/O, no waiting. An extent made
+ * active by a transaction still being written does not count.
+ *
+ * Context: any; takes @vol's activity log spinlock.
+ * Return: true with the extents held until chorus_al_end().
+ */
+bool chorus_al_try_begin(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_al *al = &vol->repl.al;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	u32 first = blk_rq_pos(rq) >> al->shift;
+	u32 last = (blk_rq_pos(rq) + blk_rq_sectors(rq) - 1) >> al->shift;
+	unsigned long flags;
+	bool held;
+
+	if (rqd->al_held)
+		return true;
+	spin_lock_irqsave(&al->lock, flags);
+	held = chorus_al_get_active(al, first, last);
+	spin_unlock_irqrestore(&al->lock, flags);
+	rqd->al_held = held;
+	return held;
+}
+
+/**
  * chorus_al_begin() - make sure a write's extents are in the activity log
  * @vol: the volume; this node is owner with peers
  * @rq: a write, discard or write-zeroes of at most two extents
@@ -475,13 +504,8 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
 	int i, ret = 0;
 	u32 e;
 
-	spin_lock_irq(&al->lock);
-	if (chorus_al_get_active(al, first, last)) {
-		spin_unlock_irq(&al->lock);
-		rqd->al_held = true;
+	if (chorus_al_try_begin(vol, rq))
 		return 0;
-	}
-	spin_unlock_irq(&al->lock);
 
 	mutex_lock(&al->mutex);
 	/*
@@ -497,6 +521,7 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
 			slot = chorus_al_victim(al);
 			if (slot >= 0) {
 				al->extents[slot] = e;
+				al->pending[slot] = true;
 				al->inflight[slot] = 0;
 			}
 		}
@@ -532,6 +557,16 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
 		 */
 		if (send)
 			chorus_al_send_block(peer);
+	}
+	if (!ret) {
+		/*
+		 * The set is on disk and with the members: the fast path may
+		 * use all of it. Nothing was added since the fill (@mutex).
+		 */
+		spin_lock_irq(&al->lock);
+		for (i = 0; i < al->nr; i++)
+			al->pending[i] = false;
+		spin_unlock_irq(&al->lock);
 	}
 	mutex_unlock(&al->mutex);
 	return ret;

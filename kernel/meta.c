@@ -28,20 +28,48 @@ static u32 chorus_meta_crc(const struct chorus_meta_super *sb)
 	return ~crc32c(~0U, sb, offsetof(struct chorus_meta_super, crc));
 }
 
+/* A metadata bio submitted and waited for from a work item. */
+struct chorus_meta_io_work {
+	struct work_struct work;
+	struct bio *bio;
+	int ret;
+};
+
+static void chorus_meta_io_workfn(struct work_struct *work)
+{
+	struct chorus_meta_io_work *w =
+		container_of(work, struct chorus_meta_io_work, work);
+
+	w->ret = submit_bio_wait(w->bio);
+}
+
 static int chorus_meta_rw_block(struct block_device *bdev, sector_t sector,
 				void *buf, blk_opf_t opf)
 {
-	struct bio bio;
+	struct chorus_meta_io_work w = {};
 	struct bio_vec bvec;
-	int ret;
+	struct bio bio;
 
 	bio_init(&bio, bdev, &bvec, 1, opf | REQ_SYNC | REQ_META);
 	bio.bi_iter.bi_sector = sector;
 	__bio_add_page(&bio, virt_to_page(buf), CHORUS_META_BLOCK,
 		       offset_in_page(buf));
-	ret = submit_bio_wait(&bio);
+	w.bio = &bio;
+	if (current->bio_list) {
+		/*
+		 * In a submitter's context (a write started from queue_rq
+		 * inside submit_bio) a bio we submit would only start once
+		 * the submitter returns: submit it from a work item instead.
+		 */
+		INIT_WORK_ONSTACK(&w.work, chorus_meta_io_workfn);
+		queue_work(chorus_wq, &w.work);
+		flush_work(&w.work);
+		destroy_work_on_stack(&w.work);
+	} else {
+		chorus_meta_io_workfn(&w.work);
+	}
 	bio_uninit(&bio);
-	return ret;
+	return w.ret;
 }
 
 static enum chorus_meta_copy_state

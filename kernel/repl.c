@@ -378,9 +378,15 @@ blk_status_t chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 	/*
 	 * Called from a submitter (plug flush, direct issue), a bio we
 	 * submit only starts once we return: waiting here for an activity
-	 * log or bitmap write would never end. Such requests go to a work.
+	 * log write, or for room in the log (other writes completing, whose
+	 * bios may be ours), would never end. Such a request starts here
+	 * only when its extents are in the log on disk already (the common
+	 * case, and no work-item hop); otherwise it goes to a work. A bitmap
+	 * write on the way does not wait on us: chorus_meta_rw_block()
+	 * submits it from a work item in a submitter's context.
 	 */
-	if (current->bio_list) {
+	if (current->bio_list && req_op(rq) != REQ_OP_FLUSH &&
+	    !chorus_al_try_begin(vol, rq)) {
 		spin_lock_irq(&repl->defer_lock);
 		list_add_tail(&rqd->wait_entry, &repl->deferred);
 		spin_unlock_irq(&repl->defer_lock);

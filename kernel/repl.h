@@ -321,9 +321,12 @@ struct chorus_peer {
 /**
  * struct chorus_al - the owner's activity log
  * @mutex: serialises transactions and @block
- * @lock: protects @extents, @inflight, @used, @nr and @stamp; taken from
- *	request completion, so with irqs off
+ * @lock: protects @extents, @pending, @inflight, @used, @nr and @stamp;
+ *	taken from request completion, so with irqs off. @extents, @pending
+ *	and @nr change only with @mutex held too
  * @extents: the active extents
+ * @pending: the extent is not in a transaction on disk yet: writes to it
+ *	must take the slow path of chorus_al_begin()
  * @inflight: writes in flight per active extent
  * @used: LRU stamp per active extent
  * @nr: active extents
@@ -338,6 +341,7 @@ struct chorus_al {
 	struct mutex mutex; /* see above */
 	spinlock_t lock; /* see above */
 	u32 extents[CHORUS_AL_ACTIVE];
+	bool pending[CHORUS_AL_ACTIVE];
 	u32 inflight[CHORUS_AL_ACTIVE];
 	u64 used[CHORUS_AL_ACTIVE];
 	int nr;
@@ -523,6 +527,7 @@ unsigned long chorus_bitmap_next(struct chorus_peer *peer, unsigned long from);
 void chorus_al_init(struct chorus_volume *vol);
 int chorus_al_attach(struct chorus_volume *vol);
 void chorus_al_detach(struct chorus_volume *vol);
+bool chorus_al_try_begin(struct chorus_volume *vol, struct request *rq);
 int chorus_al_begin(struct chorus_volume *vol, struct request *rq);
 void chorus_al_end(struct chorus_volume *vol, struct request *rq);
 int chorus_al_fold(struct chorus_volume *vol);
