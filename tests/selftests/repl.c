@@ -30,6 +30,7 @@ FIXTURE(repl) {
 	struct chorus_env env;
 	char ctl[4096];
 	char inject[4096];
+	char rdma_inject[4096];
 };
 
 FIXTURE_VARIANT(repl) {
@@ -140,6 +141,8 @@ FIXTURE_SETUP(repl)
 	snprintf(self->ctl, sizeof(self->ctl), "%s/build/bin/chorusctl", chorus_src());
 	snprintf(self->inject, sizeof(self->inject), "%s/tests/selftests/wire_inject.py",
 		 chorus_src());
+	snprintf(self->rdma_inject, sizeof(self->rdma_inject),
+		 "%s/tests/selftests/rdma_inject.py", chorus_src());
 	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 1)
 		TH_LOG("needs a lab of 2 VMs and to run on vm1");
 	rl_transports[1] = variant->dialler;
@@ -543,6 +546,45 @@ TEST_F_TIMEOUT(repl, owner_crash_new_owner_resyncs_activity_log, 300)
 }
 
 /* Every malformed field closes the connection; nothing is written. */
+/*
+ * The RDMA receiver's own framing checks (rdma_inject.py): each crafted SEND
+ * on a fresh queue pair makes the replica close that connection and log
+ * why. The message-level checks above are the same on both transports.
+ */
+static void rdma_framing_refused(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(repl) *self)
+{
+	static const struct {
+		const char *name, *log;
+	} cases[] = {
+		{ "short", "malformed RDMA message, bad length" },
+		{ "bad-magic", "malformed RDMA message, bad magic" },
+		{ "credit-data", "malformed RDMA message, bad credit return with data" },
+		{ "credit-overflow", "returned more credits than it has buffers" },
+		{ "chunk-header", "malformed RDMA message, bad chunk header" },
+		{ "chunk-length", "malformed RDMA message, bad chunk length" },
+		{ "oversized", "RDMA receive failed" },
+	};
+	char out[256], n[32];
+	long seen;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ASSERT_EQ(0, lab_run_out(PEER, n, sizeof(n), "dmesg | grep -c '%s'; true",
+					 cases[i].log));
+		seen = strtol(n, NULL, 10);
+		EXPECT_EQ(0, run_quiet(out, sizeof(out), "%s 10.99.0.2 %s 2>&1",
+				       self->rdma_inject, cases[i].name));
+		EXPECT_EQ(0, strncmp(out, "closed", 6))
+			TH_LOG("rdma %s: %s", cases[i].name, out);
+		ASSERT_EQ(0, lab_run_out(PEER, n, sizeof(n), "dmesg | grep -c '%s'; true",
+					 cases[i].log));
+		EXPECT_LT(seen, strtol(n, NULL, 10))
+			TH_LOG("rdma %s: no new \"%s\" in vm2's log", cases[i].name,
+			       cases[i].log);
+	}
+}
+
 TEST_F_TIMEOUT(repl, malformed_messages_close_the_connection, 300)
 {
 	static const char *const cases[] = {
@@ -567,6 +609,8 @@ TEST_F_TIMEOUT(repl, malformed_messages_close_the_connection, 300)
 			       " --node 1 --peer 2 --sectors %d --epoch %d", self->inject,
 			       SIZE_MB * 2048, EPOCH));
 	EXPECT_EQ(0, strncmp(out, "refused=3", 9)) TH_LOG("wrong uuid: %s", out);
+	if (!strcmp(variant->active, "rdma"))
+		rdma_framing_refused(_metadata, self);
 	ASSERT_EQ(0, lab_run_out(PEER, after, sizeof(after), MD5_CMD, SIZE_MB));
 	EXPECT_STREQ(before, after) TH_LOG("a malformed message changed the replica");
 	EXPECT_EQ(0, peer_run("dmesg | grep -q 'malformed message, bad magic'"));
