@@ -5,8 +5,11 @@
  * One RC queue pair per connection, set up with rdma_cm, with its own PD
  * and CQ (completions in softirq through ib_cqe callbacks).
  *
- * Messages move by SEND into posted receive buffers; Documentation/rdma.rst
- * gives the measurements behind that choice. A receive buffer is a 64-byte
+ * Messages move by SEND into posted receive buffers, or, with the module
+ * parameter rdma_data=read, their data is READ by the receiver from an FRWR
+ * registration of the sender's pages (see "The READ path" below);
+ * Documentation/rdma.rst gives the measurements behind the default. A
+ * receive buffer is a 64-byte
  * header slot plus CHORUS_RDMA_CHUNK bytes of whole pages, all under the
  * PD's local DMA lkey. A message whose payload is larger than one chunk is
  * sent as several SENDs, each carrying the same wire header followed by the
@@ -23,6 +26,19 @@
  * has gathered. The last credit is kept for credit-only SENDs, so the two
  * sides can never both wait for credits.
  *
+ * The READ path: a message with data is one SEND of its header and a
+ * struct chorus_rdma_read_desc, with CHORUS_RDMA_READ in the immediate
+ * data, chained after an IB_WR_REG_MR of the data pages (an MR of the
+ * queue's pool, remote read only). The receiver READs the data into fresh
+ * pages (rdma_rw), then hands the message on as the SEND path does, and
+ * counts a READ done. Done READs return to the sender in bits 16-23 of the
+ * immediate data of its next SEND (the message's reply, normally), in
+ * message order; for each the sender posts a LOCAL_INV and, when it
+ * completes, unmaps the pages and puts the MR back. A message whose pages
+ * one MR cannot map (a piece not page-aligned in the middle) or that finds
+ * no free MR goes the SEND way. The sender's mode decides per message;
+ * every receiver takes both.
+ *
  * Contexts: CM events arrive on the rdma_cm work queue; completions in
  * softirq; received buffers are put on chorus_rdma_queue.rx_done and
  * consumed by the handshake (recv_sync) or by the connection's receive
@@ -34,16 +50,22 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blk-mq.h>
+#include <linux/debugfs.h>
 #include <linux/kthread.h>
+#include <linux/moduleparam.h>
+#include <linux/scatterlist.h>
+#include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <net/netlink.h>
 #include <rdma/ib_cm.h>
 #include <rdma/ib_verbs.h>
+#include <rdma/mr_pool.h>
 #include <rdma/rdma_cm.h>
+#include <rdma/rw.h>
 
 #include "chorus.h"
 
-#define CHORUS_RDMA_VERSION	1
+#define CHORUS_RDMA_VERSION	2		/* 2: the READ path */
 #define CHORUS_RDMA_CHUNK	(64 * 1024)	/* payload bytes per receive */
 #define CHORUS_RDMA_CHUNK_PAGES	(CHORUS_RDMA_CHUNK / PAGE_SIZE)
 #define CHORUS_RDMA_RECV_DEPTH	32		/* receive buffers per queue */
@@ -53,9 +75,47 @@
 #define CHORUS_RDMA_HDR_BUF	(sizeof(struct chorus_wire_hdr) + \
 				 CHORUS_RDMA_MAX_BODY)
 #define CHORUS_RDMA_CREDIT_ONLY	BIT(31)		/* imm: no message */
+#define CHORUS_RDMA_READ	BIT(30)		/* imm: data to READ */
+#define CHORUS_RDMA_DONE_SHIFT	16		/* imm: READs done */
+#define CHORUS_RDMA_DONE_MASK	0xff
 #define CHORUS_RDMA_CREDIT_MASK	0xffff		/* imm: credits returned */
+#define CHORUS_RDMA_IMM_KNOWN	(CHORUS_RDMA_CREDIT_ONLY | CHORUS_RDMA_READ | \
+				 (CHORUS_RDMA_DONE_MASK << CHORUS_RDMA_DONE_SHIFT) | \
+				 CHORUS_RDMA_CREDIT_MASK)
+#define CHORUS_RDMA_READ_PAGES	(CHORUS_WIRE_MAX_PAYLOAD / PAGE_SIZE)
+#define CHORUS_RDMA_READ_SG	(CHORUS_RDMA_READ_PAGES + 1) /* + an offset */
+#define CHORUS_RDMA_READ_MRS	32		/* FRWR MRs per queue */
+#define CHORUS_RDMA_DONE_AT	8		/* READs done worth a SEND */
 #define CHORUS_RDMA_RETURN_AT	(CHORUS_RDMA_RECV_DEPTH / 4)
 #define CHORUS_RDMA_CLOSE_MS	500		/* for SENDs to complete */
+#define CHORUS_RDMA_RD_ATOM	16		/* READs in flight per QP */
+
+static char *chorus_rdma_data = "send";
+module_param_named(rdma_data, chorus_rdma_data, charp, 0444);
+MODULE_PARM_DESC(rdma_data,
+		 "how RDMA messages carry their data: send (into posted buffers, default) or read (the receiver READs FRWR-registered pages)");
+
+static bool chorus_rdma_read_mode;	/* rdma_data=read, set at load */
+
+/* READ path counters, in debugfs chorus_rdma: any queue, any peer. */
+static atomic64_t chorus_rdma_st_read_msgs;	/* sent for the peer to READ */
+static atomic64_t chorus_rdma_st_read_fallbacks; /* sent by SEND instead */
+static atomic64_t chorus_rdma_st_reads;		/* READs done as receiver */
+static atomic64_t chorus_rdma_st_read_bytes;	/* bytes they moved */
+static struct dentry *chorus_rdma_debugfs;
+
+/**
+ * struct chorus_rdma_read_desc - what a READ message carries after its
+ * header, little endian
+ * @addr: the data's address in the sender's MR
+ * @rkey: the MR's remote key
+ * @len: data bytes, equal to the header's payload_len
+ */
+struct chorus_rdma_read_desc {
+	__le64 addr;
+	__le32 rkey;
+	__le32 len;
+};
 
 /**
  * struct chorus_rdma_cm_data - private data of a connect request and of
@@ -73,6 +133,26 @@ struct chorus_rdma_cm_data {
 };
 
 struct chorus_rdma_queue;
+
+/**
+ * struct chorus_rdma_reg - a message's data registered for the peer to READ
+ * @entry: in chorus_rdma_queue.free_regs or .busy_regs, under its lock
+ * @queue: owner
+ * @mr: an MR of chorus_rdma_queue.mr_pool while registered, else NULL
+ * @reg_cqe: completion of the REG_MR (only errors report)
+ * @inv_cqe: completion of the LOCAL_INV
+ * @nents: entries of @sgl DMA-mapped while @mr is set
+ * @sgl: the data pages, %CHORUS_RDMA_READ_SG entries
+ */
+struct chorus_rdma_reg {
+	struct list_head entry;
+	struct chorus_rdma_queue *queue;
+	struct ib_mr *mr;
+	struct ib_cqe reg_cqe;
+	struct ib_cqe inv_cqe;
+	unsigned int nents;
+	struct scatterlist *sgl;
+};
 
 /**
  * struct chorus_rdma_recv - a receive buffer
@@ -175,6 +255,26 @@ struct chorus_rdma_builder {
  * @msg_active: a message is being assembled
  * @rx_thread: the receive thread
  * @builder: the message being sent, under chorus_conn.send_mutex
+ * @rd_atom: READs in flight the QP allows each way (rdma_cm depths)
+ * @mr_pool: FRWR MRs for the READ path (rdma_data=read only), under the
+ *	QP's mr_lock
+ * @mr_pool_ready: @mr_pool was made
+ * @regs: sender of READ messages: one per MR of @mr_pool, NULL if none
+ * @reg_sgl: their scatterlists
+ * @free_regs: sender: free @regs, under @lock
+ * @busy_regs: sender: registered @regs in the order their messages were
+ *	sent, the order the peer returns them in; under @lock
+ * @reads_to_return: receiver: READs done that the other side has not been
+ *	told of, under @lock
+ * @msg_read: receiver: the message assembled is to be READ from @rd_desc
+ * @rd_desc: its descriptor, checked
+ * @rd_sg: receiver: @msg_pages for the READ, %CHORUS_RDMA_READ_PAGES entries
+ * @rd_ctx: the READ in flight, owned by the receive thread (or handshake)
+ * @rd_cqe: its completion
+ * @rd_active: @rd_ctx is set up: destroy it (after draining the QP)
+ * @rd_done: its completion ran, with status @rd_status
+ * @rd_status: see @rd_done
+ * @inv_closed: teardown began: no more LOCAL_INV may be posted; under @lock
  */
 struct chorus_rdma_queue {
 	struct chorus_conn *conn;
@@ -217,6 +317,25 @@ struct chorus_rdma_queue {
 	bool msg_active;
 	struct task_struct *rx_thread;
 	struct chorus_rdma_builder builder;
+
+	u8 rd_atom;
+	struct list_head mr_pool;
+	bool mr_pool_ready;
+	struct chorus_rdma_reg *regs;
+	struct scatterlist *reg_sgl;
+	struct list_head free_regs;
+	struct list_head busy_regs;
+	u32 reads_to_return;
+
+	bool msg_read;
+	struct chorus_rdma_read_desc rd_desc;
+	struct scatterlist *rd_sg;
+	struct rdma_rw_ctx rd_ctx;
+	struct ib_cqe rd_cqe;
+	bool rd_active;
+	bool rd_done;
+	enum ib_wc_status rd_status;
+	bool inv_closed;
 };
 
 /*
@@ -286,6 +405,108 @@ static void chorus_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 	wake_up_all(&q->wait);
 }
 
+/*
+ * Unmap a registration's pages and give its MR back to the pool: after its
+ * LOCAL_INV completed, or once the QP is drained. Context: any.
+ */
+static void chorus_rdma_reg_put(struct chorus_rdma_queue *q,
+				struct chorus_rdma_reg *g)
+{
+	unsigned long flags;
+
+	ib_dma_unmap_sg(q->dev, g->sgl, g->nents, DMA_TO_DEVICE);
+	ib_mr_pool_put(q->qp, &q->mr_pool, g->mr);
+	g->mr = NULL;
+	spin_lock_irqsave(&q->lock, flags);
+	list_add(&g->entry, &q->free_regs);
+	spin_unlock_irqrestore(&q->lock, flags);
+}
+
+static void chorus_rdma_reg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct chorus_rdma_reg *g =
+		container_of(wc->wr_cqe, struct chorus_rdma_reg, reg_cqe);
+
+	/* Unsignaled: only a failure or a flush gets here. */
+	if (wc->status != IB_WC_SUCCESS && wc->status != IB_WC_WR_FLUSH_ERR)
+		pr_warn_ratelimited("RDMA memory registration failed: %s\n",
+				    ib_wc_status_msg(wc->status));
+	if (wc->status != IB_WC_SUCCESS)
+		chorus_rdma_kill(g->queue, "RDMA registration failed");
+}
+
+static void chorus_rdma_inv_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct chorus_rdma_reg *g =
+		container_of(wc->wr_cqe, struct chorus_rdma_reg, inv_cqe);
+	struct chorus_rdma_queue *q = g->queue;
+
+	if (wc->status != IB_WC_SUCCESS) {
+		if (wc->status != IB_WC_WR_FLUSH_ERR)
+			pr_warn_ratelimited("RDMA invalidation failed: %s\n",
+					    ib_wc_status_msg(wc->status));
+		chorus_rdma_kill(q, "RDMA invalidation failed");
+	}
+	chorus_rdma_reg_put(q, g);
+}
+
+/*
+ * The peer READ the data of the oldest @nr READ messages: invalidate their
+ * MRs. Return: false if fewer were outstanding (a protocol error).
+ * Context: softirq (receive completion).
+ */
+static bool chorus_rdma_reads_done(struct chorus_rdma_queue *q, u32 nr)
+{
+	struct ib_send_wr wr = {
+		.opcode		= IB_WR_LOCAL_INV,
+		.send_flags	= IB_SEND_SIGNALED,
+	};
+	struct chorus_rdma_reg *g;
+	unsigned long flags;
+	bool failed = false;
+
+	if (!nr)
+		return true;
+	/*
+	 * Posted under the lock, so that teardown, which sets inv_closed
+	 * before draining the QP, finds every LOCAL_INV ahead of its drain;
+	 * those left on busy_regs it puts back itself.
+	 */
+	spin_lock_irqsave(&q->lock, flags);
+	while (nr && !list_empty(&q->busy_regs) && !q->inv_closed) {
+		g = list_first_entry(&q->busy_regs, struct chorus_rdma_reg,
+				     entry);
+		wr.wr_cqe = &g->inv_cqe;
+		wr.ex.invalidate_rkey = g->mr->rkey;
+		if (ib_post_send(q->qp, &wr, NULL)) {
+			failed = true;
+			break;
+		}
+		list_del(&g->entry);
+		nr--;
+	}
+	if (q->inv_closed || failed)
+		nr = 0;
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (failed)
+		chorus_rdma_kill(q, "RDMA invalidation failed");
+	return !nr;
+}
+
+/*
+ * The READ of a received message completed. Context: softirq.
+ */
+static void chorus_rdma_read_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct chorus_rdma_queue *q =
+		container_of(wc->wr_cqe, struct chorus_rdma_queue, rd_cqe);
+
+	q->rd_status = wc->status;
+	/* Pairs with the acquire in chorus_rdma_read_msg(): status first. */
+	smp_store_release(&q->rd_done, true);
+	wake_up_all(&q->wait);
+}
+
 static void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct chorus_rdma_recv *r =
@@ -311,6 +532,11 @@ static void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (overflow) {
 		pr_warn_ratelimited("RDMA peer returned more credits than it has buffers\n");
+		chorus_rdma_kill(q, "protocol error");
+	}
+	if (!chorus_rdma_reads_done(q, (r->imm >> CHORUS_RDMA_DONE_SHIFT) &
+				    CHORUS_RDMA_DONE_MASK)) {
+		pr_warn_ratelimited("RDMA peer READ more messages than were sent to READ\n");
 		chorus_rdma_kill(q, "protocol error");
 	}
 	wake_up_all(&q->wait);
@@ -381,6 +607,34 @@ static void chorus_rdma_free_bufs(struct chorus_rdma_queue *q)
 	}
 	kfree(q->sends);
 	q->sends = NULL;
+	kfree(q->regs);
+	q->regs = NULL;
+	kvfree(q->reg_sgl);
+	q->reg_sgl = NULL;
+	kvfree(q->rd_sg);
+	q->rd_sg = NULL;
+}
+
+/* The sender's READ registrations, one per MR of the pool. */
+static int chorus_rdma_alloc_regs(struct chorus_rdma_queue *q)
+{
+	struct chorus_rdma_reg *g;
+	unsigned int i;
+
+	q->regs = kcalloc(CHORUS_RDMA_READ_MRS, sizeof(*q->regs), GFP_KERNEL);
+	q->reg_sgl = kvcalloc(CHORUS_RDMA_READ_MRS * CHORUS_RDMA_READ_SG,
+			      sizeof(*q->reg_sgl), GFP_KERNEL);
+	if (!q->regs || !q->reg_sgl)
+		return -ENOMEM;
+	for (i = 0; i < CHORUS_RDMA_READ_MRS; i++) {
+		g = &q->regs[i];
+		g->queue = q;
+		g->reg_cqe.done = chorus_rdma_reg_done;
+		g->inv_cqe.done = chorus_rdma_inv_done;
+		g->sgl = &q->reg_sgl[i * CHORUS_RDMA_READ_SG];
+		list_add_tail(&g->entry, &q->free_regs);
+	}
+	return 0;
 }
 
 static int chorus_rdma_alloc_bufs(struct chorus_rdma_queue *q)
@@ -392,8 +646,15 @@ static int chorus_rdma_alloc_bufs(struct chorus_rdma_queue *q)
 
 	q->sends = kcalloc(CHORUS_RDMA_SEND_DEPTH, sizeof(*q->sends), GFP_KERNEL);
 	q->recvs = kcalloc(CHORUS_RDMA_RECV_DEPTH, sizeof(*q->recvs), GFP_KERNEL);
-	if (!q->sends || !q->recvs)
+	q->rd_sg = kvcalloc(CHORUS_RDMA_READ_PAGES, sizeof(*q->rd_sg), GFP_KERNEL);
+	if (!q->sends || !q->recvs || !q->rd_sg)
 		return -ENOMEM;
+	q->rd_cqe.done = chorus_rdma_read_done;
+	if (q->mr_pool_ready) {
+		ret = chorus_rdma_alloc_regs(q);
+		if (ret)
+			return ret;
+	}
 	for (i = 0; i < CHORUS_RDMA_SEND_DEPTH; i++) {
 		s = &q->sends[i];
 		s->queue = q;
@@ -436,12 +697,44 @@ static int chorus_rdma_alloc_bufs(struct chorus_rdma_queue *q)
 	return 0;
 }
 
+/*
+ * The READ path's part of the QP, once it is drained: the receiver's READ
+ * context, the sender's registrations the peer never said it READ, and the
+ * MR pool, all before the QP (and then the PD) goes.
+ */
+static void chorus_rdma_destroy_read(struct chorus_rdma_queue *q)
+{
+	struct chorus_rdma_reg *g, *tmp;
+	LIST_HEAD(busy);
+
+	if (q->rd_active) {
+		rdma_rw_ctx_destroy(&q->rd_ctx, q->qp, q->cm_id->port_num,
+				    q->rd_sg, q->msg_nr, DMA_FROM_DEVICE);
+		q->rd_active = false;
+	}
+	spin_lock_irq(&q->lock);
+	list_splice_init(&q->busy_regs, &busy);
+	spin_unlock_irq(&q->lock);
+	list_for_each_entry_safe(g, tmp, &busy, entry) {
+		list_del(&g->entry);
+		chorus_rdma_reg_put(q, g);
+	}
+	if (q->mr_pool_ready) {
+		ib_mr_pool_destroy(q->qp, &q->mr_pool);
+		q->mr_pool_ready = false;
+	}
+}
+
 /* Tear down what chorus_rdma_create_ib() made. */
 static void chorus_rdma_destroy_ib(struct chorus_rdma_queue *q)
 {
 	if (q->qp) {
+		spin_lock_irq(&q->lock);
+		q->inv_closed = true;
+		spin_unlock_irq(&q->lock);
 		if (q->established)
 			ib_drain_qp(q->qp);
+		chorus_rdma_destroy_read(q);
 		rdma_destroy_qp(q->cm_id);
 		q->qp = NULL;
 	}
@@ -477,6 +770,7 @@ static int chorus_rdma_create_ib(struct chorus_rdma_queue *q,
 {
 	struct ib_qp_init_attr attr = {};
 	struct ib_device *dev = id->device;
+	u32 rd_wrs, reg_wrs = 0;
 	int ret;
 
 	mutex_lock(&chorus_rdma_mutex);
@@ -494,6 +788,26 @@ static int chorus_rdma_create_ib(struct chorus_rdma_queue *q,
 				    dev->attrs.max_send_sge);
 		return -EOPNOTSUPP;
 	}
+	/*
+	 * Every queue READs what a READ sender registers, whatever our own
+	 * mode: room for the WRs of one READ of the largest message. A READ
+	 * sender also registers and invalidates up to one MR per message.
+	 */
+	q->rd_atom = min_t(int, CHORUS_RDMA_RD_ATOM,
+			   min(dev->attrs.max_qp_rd_atom,
+			       dev->attrs.max_qp_init_rd_atom));
+	rd_wrs = DIV_ROUND_UP(CHORUS_RDMA_READ_PAGES,
+			      clamp(min(dev->attrs.max_sge_rd,
+					dev->attrs.max_send_sge), 1,
+				    CHORUS_RDMA_MAX_SGE));
+	if (chorus_rdma_read_mode) {
+		if (dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS &&
+		    dev->attrs.max_fast_reg_page_list_len >= CHORUS_RDMA_READ_SG)
+			reg_wrs = 2 * CHORUS_RDMA_READ_MRS;
+		else
+			pr_info_once("RDMA device %s has no fast registration: data goes by SEND\n",
+				     dev_name(&dev->dev));
+	}
 	q->pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(q->pd)) {
 		ret = PTR_ERR(q->pd);
@@ -501,7 +815,7 @@ static int chorus_rdma_create_ib(struct chorus_rdma_queue *q,
 		return ret;
 	}
 	q->cq = ib_alloc_cq(dev, q, CHORUS_RDMA_SEND_DEPTH +
-			    CHORUS_RDMA_RECV_DEPTH + 2,
+			    CHORUS_RDMA_RECV_DEPTH + rd_wrs + reg_wrs + 2,
 			    q->conn->index % dev->num_comp_vectors,
 			    IB_POLL_SOFTIRQ);
 	if (IS_ERR(q->cq)) {
@@ -515,8 +829,9 @@ static int chorus_rdma_create_ib(struct chorus_rdma_queue *q,
 	attr.sq_sig_type = IB_SIGNAL_REQ_WR;
 	attr.qp_type = IB_QPT_RC;
 	/* One more of each for ib_drain_qp(). */
-	attr.cap.max_send_wr = CHORUS_RDMA_SEND_DEPTH + 1;
+	attr.cap.max_send_wr = CHORUS_RDMA_SEND_DEPTH + 1 + rd_wrs + reg_wrs;
 	attr.cap.max_recv_wr = CHORUS_RDMA_RECV_DEPTH + 1;
+	attr.cap.max_rdma_ctxs = 1;	/* one READ at a time */
 	attr.cap.max_send_sge = min_t(u32, dev->attrs.max_send_sge,
 				      CHORUS_RDMA_MAX_SGE);
 	attr.cap.max_recv_sge = 1 + CHORUS_RDMA_CHUNK_PAGES;
@@ -526,6 +841,13 @@ static int chorus_rdma_create_ib(struct chorus_rdma_queue *q,
 	q->qp = id->qp;
 	q->max_data_sge = min_t(u32, attr.cap.max_send_sge,
 				CHORUS_RDMA_MAX_SGE) - 1;
+	if (reg_wrs) {
+		ret = ib_mr_pool_init(q->qp, &q->mr_pool, CHORUS_RDMA_READ_MRS,
+				      IB_MR_TYPE_MEM_REG, CHORUS_RDMA_READ_SG, 0);
+		if (ret)
+			return ret;
+		q->mr_pool_ready = true;
+	}
 	return chorus_rdma_alloc_bufs(q);
 }
 
@@ -565,13 +887,17 @@ static int chorus_rdma_take_cm_data(struct chorus_rdma_queue *q,
 	return 0;
 }
 
-static void chorus_rdma_conn_param(struct rdma_conn_param *param,
+static void chorus_rdma_conn_param(struct chorus_rdma_queue *q,
+				   struct rdma_conn_param *param,
 				   struct chorus_rdma_cm_data *d)
 {
 	chorus_rdma_cm_data(d);
 	memset(param, 0, sizeof(*param));
 	param->private_data = d;
 	param->private_data_len = sizeof(*d);
+	/* Either side may READ: it decides per message (rdma_data). */
+	param->initiator_depth = q->rd_atom;
+	param->responder_resources = q->rd_atom;
 	param->flow_control = 1;
 	param->retry_count = 7;
 	/* Credits keep receives posted; infinite RNR retry is the backstop. */
@@ -590,6 +916,9 @@ static struct chorus_rdma_queue *chorus_rdma_queue_alloc(struct chorus_conn *con
 	spin_lock_init(&q->lock);
 	INIT_LIST_HEAD(&q->free_sends);
 	INIT_LIST_HEAD(&q->rx_done);
+	INIT_LIST_HEAD(&q->mr_pool);
+	INIT_LIST_HEAD(&q->free_regs);
+	INIT_LIST_HEAD(&q->busy_regs);
 	init_waitqueue_head(&q->wait);
 	conn->queue = q;
 	mutex_lock(&chorus_rdma_mutex);
@@ -650,7 +979,9 @@ static int chorus_rdma_connect_request(struct rdma_cm_id *id,
 	if (ret)
 		goto destroy_ib;
 	id->context = q;
-	chorus_rdma_conn_param(&param, &d);
+	q->rd_atom = min3(q->rd_atom, ev->param.conn.initiator_depth,
+			  ev->param.conn.responder_resources);
+	chorus_rdma_conn_param(q, &param, &d);
 	ret = rdma_accept(id, &param);
 	if (ret)
 		goto destroy_ib;
@@ -726,7 +1057,7 @@ static int chorus_rdma_cm_handler(struct rdma_cm_id *id,
 		mutex_lock(&q->cm_mutex);
 		ret = q->released ? -ECONNABORTED : chorus_rdma_create_ib(q, id);
 		if (!ret) {
-			chorus_rdma_conn_param(&param, &d);
+			chorus_rdma_conn_param(q, &param, &d);
 			ret = rdma_connect_locked(id, &param);
 		}
 		mutex_unlock(&q->cm_mutex);
@@ -875,9 +1206,16 @@ static void chorus_rdma_put_send(struct chorus_rdma_queue *q,
 	chorus_rdma_kill(q, "RDMA send failed");
 }
 
+/*
+ * Post @s with @flags (%CHORUS_RDMA_CREDIT_ONLY or %CHORUS_RDMA_READ) in
+ * its immediate data, with the credits and READs done to return; @first,
+ * if any, is a work request to chain before it (the READ path's REG_MR).
+ */
 static int chorus_rdma_post_send(struct chorus_rdma_queue *q,
-				 struct chorus_rdma_send *s, bool credit_only)
+				 struct chorus_rdma_send *s, u32 flags,
+				 struct ib_send_wr *first)
 {
+	bool credit_only = flags & CHORUS_RDMA_CREDIT_ONLY;
 	struct ib_send_wr wr = {
 		.wr_cqe		= &s->cqe,
 		.sg_list	= s->sge,
@@ -885,18 +1223,22 @@ static int chorus_rdma_post_send(struct chorus_rdma_queue *q,
 		.opcode		= IB_WR_SEND_WITH_IMM,
 		.send_flags	= IB_SEND_SIGNALED,
 	};
-	u32 give;
+	u32 give, done;
 	int ret;
 
 	spin_lock_irq(&q->lock);
 	give = min_t(u32, q->to_return, CHORUS_RDMA_CREDIT_MASK);
 	q->to_return -= give;
+	done = min_t(u32, q->reads_to_return, CHORUS_RDMA_DONE_MASK);
+	q->reads_to_return -= done;
 	spin_unlock_irq(&q->lock);
-	wr.ex.imm_data = cpu_to_be32(give | (credit_only ? CHORUS_RDMA_CREDIT_ONLY : 0));
+	wr.ex.imm_data = cpu_to_be32(give | done << CHORUS_RDMA_DONE_SHIFT | flags);
 	if (!credit_only)
 		ib_dma_sync_single_for_device(q->dev, s->sge[0].addr,
 					      s->sge[0].length, DMA_TO_DEVICE);
-	ret = ib_post_send(q->qp, &wr, NULL);
+	if (first)
+		first->next = &wr;
+	ret = ib_post_send(q->qp, first ?: &wr, NULL);
 	if (ret)
 		chorus_rdma_put_send(q, s);
 	return ret;
@@ -907,11 +1249,12 @@ static void chorus_rdma_return_credits(struct chorus_rdma_queue *q)
 {
 	struct chorus_rdma_send *s;
 
-	if (READ_ONCE(q->to_return) < CHORUS_RDMA_RETURN_AT)
+	if (READ_ONCE(q->to_return) < CHORUS_RDMA_RETURN_AT &&
+	    READ_ONCE(q->reads_to_return) < CHORUS_RDMA_DONE_AT)
 		return;
 	if (chorus_rdma_get_send(q, true, 0, &s))
 		return;	/* the next message or credit return carries them */
-	chorus_rdma_post_send(q, s, true);
+	chorus_rdma_post_send(q, s, CHORUS_RDMA_CREDIT_ONLY, NULL);
 }
 
 static int chorus_rdma_builder_flush(struct chorus_rdma_builder *b)
@@ -919,7 +1262,7 @@ static int chorus_rdma_builder_flush(struct chorus_rdma_builder *b)
 	int ret;
 
 	if (b->s) {
-		ret = chorus_rdma_post_send(b->q, b->s, false);
+		ret = chorus_rdma_post_send(b->q, b->s, 0, NULL);
 		b->s = NULL;
 		if (ret)
 			return ret;
@@ -1038,6 +1381,138 @@ static int chorus_rdma_send_data(struct chorus_rdma_builder *b,
 	return ret;
 }
 
+/*
+ * Add a piece of data to a registration. One MR maps pieces that meet at
+ * page boundaries: only the first may start inside a page, only the last
+ * may end inside one. Return: false if this piece breaks that.
+ */
+static bool chorus_rdma_reg_add(struct chorus_rdma_reg *g, struct page *page,
+				unsigned int off, unsigned int len)
+{
+	struct scatterlist *prev;
+
+	if (!len)
+		return true;
+	if (g->nents) {
+		prev = &g->sgl[g->nents - 1];
+		if (off || prev->offset + prev->length != PAGE_SIZE)
+			return false;
+	}
+	if (g->nents == CHORUS_RDMA_READ_SG)
+		return false;
+	sg_set_page(&g->sgl[g->nents++], page, len, off);
+	return true;
+}
+
+/* Fill @g's scatterlist with @data. Return: false if one MR cannot map it. */
+static bool chorus_rdma_reg_fill(struct chorus_rdma_reg *g,
+				 const struct chorus_msg_data *data)
+{
+	unsigned int i, n, left = data->len;
+	struct req_iterator iter;
+	struct bio_vec bv;
+
+	g->nents = 0;
+	sg_init_table(g->sgl, CHORUS_RDMA_READ_SG);
+	if (data->rq) {
+		rq_for_each_segment(bv, data->rq, iter) {
+			n = min(bv.bv_len, left);
+			if (!chorus_rdma_reg_add(g, bv.bv_page, bv.bv_offset, n))
+				return false;
+			left -= n;
+			if (!left)
+				break;
+		}
+	} else {
+		for (i = 0; left; i++) {
+			n = min_t(unsigned int, left, PAGE_SIZE);
+			if (!chorus_rdma_reg_add(g, data->pages[i], 0, n))
+				return false;
+			left -= n;
+		}
+	}
+	if (left || !g->nents)
+		return false;
+	sg_mark_end(&g->sgl[g->nents - 1]);
+	return true;
+}
+
+/*
+ * Send a message for the peer to READ its data: REG_MR of the data pages
+ * chained before the SEND of the header and a descriptor. The pages stay
+ * mapped and registered until the peer says it READ them.
+ * Context: process context, under chorus_conn.send_mutex.
+ * Return: 0 when sent, 1 when the message must go by SEND (no free MR, or
+ * pages one MR cannot map), or a negative errno.
+ */
+static int chorus_rdma_send_read(struct chorus_rdma_queue *q,
+				 const struct chorus_wire_hdr *hdr,
+				 const struct chorus_msg_data *data,
+				 long timeout)
+{
+	struct ib_reg_wr reg = {
+		.wr.opcode	= IB_WR_REG_MR,
+		.access		= IB_ACCESS_REMOTE_READ,
+	};
+	struct chorus_rdma_read_desc *desc;
+	struct chorus_rdma_send *s;
+	struct chorus_rdma_reg *g;
+	int nr, ret = 1;
+
+	lockdep_assert_held(&q->conn->send_mutex);
+	spin_lock_irq(&q->lock);
+	g = list_first_entry_or_null(&q->free_regs, struct chorus_rdma_reg,
+				     entry);
+	if (g)
+		list_del(&g->entry);
+	spin_unlock_irq(&q->lock);
+	if (!g)
+		return 1;
+	if (!chorus_rdma_reg_fill(g, data))
+		goto put_reg;
+	nr = ib_dma_map_sg(q->dev, g->sgl, g->nents, DMA_TO_DEVICE);
+	if (!nr)
+		goto put_reg;
+	g->mr = ib_mr_pool_get(q->qp, &q->mr_pool);
+	if (!g->mr)
+		goto unmap;
+	ib_update_fast_reg_key(g->mr, ib_inc_rkey(g->mr->rkey));
+	if (ib_map_mr_sg(g->mr, g->sgl, nr, NULL, PAGE_SIZE) != nr ||
+	    g->mr->length != data->len)
+		goto put_mr;
+	ret = chorus_rdma_get_send(q, false, timeout, &s);
+	if (ret)
+		goto put_mr;
+
+	memcpy(s->buf, hdr, sizeof(*hdr));
+	desc = s->buf + sizeof(*hdr);
+	desc->addr = cpu_to_le64(g->mr->iova);
+	desc->rkey = cpu_to_le32(g->mr->rkey);
+	desc->len = cpu_to_le32(data->len);
+	s->sge[0].length = sizeof(*hdr) + sizeof(*desc);
+	reg.wr.wr_cqe = &g->reg_cqe;
+	reg.mr = g->mr;
+	reg.key = g->mr->rkey;
+	/* In sending order, which is the order the peer returns them in. */
+	spin_lock_irq(&q->lock);
+	list_add_tail(&g->entry, &q->busy_regs);
+	spin_unlock_irq(&q->lock);
+	atomic64_inc(&chorus_rdma_st_read_msgs);
+	/* On failure the queue is dead; teardown puts @g back. */
+	return chorus_rdma_post_send(q, s, CHORUS_RDMA_READ, &reg.wr);
+
+put_mr:
+	ib_mr_pool_put(q->qp, &q->mr_pool, g->mr);
+	g->mr = NULL;
+unmap:
+	ib_dma_unmap_sg(q->dev, g->sgl, g->nents, DMA_TO_DEVICE);
+put_reg:
+	spin_lock_irq(&q->lock);
+	list_add(&g->entry, &q->free_regs);
+	spin_unlock_irq(&q->lock);
+	return ret;
+}
+
 static long chorus_rdma_send_timeout(struct chorus_conn *conn)
 {
 	u32 ms = CHORUS_HANDSHAKE_TIMEOUT_MS;
@@ -1059,6 +1534,13 @@ static int chorus_rdma_send(struct chorus_conn *conn,
 
 	if (body_len > CHORUS_RDMA_MAX_BODY || (body_len && data && data->len))
 		return -EMSGSIZE;
+	if (data && data->len && q->regs) {
+		ret = chorus_rdma_send_read(q, hdr, data,
+					    chorus_rdma_send_timeout(conn));
+		if (ret <= 0)
+			return ret;
+		atomic64_inc(&chorus_rdma_st_read_fallbacks);
+	}
 	if (data && data->len) {
 		/* Sends are serialised by send_mutex: one builder per queue. */
 		memset(b, 0, sizeof(*b));
@@ -1074,7 +1556,7 @@ static int chorus_rdma_send(struct chorus_conn *conn,
 	if (body_len)
 		memcpy(s->buf + sizeof(*hdr), body, body_len);
 	s->sge[0].length = sizeof(*hdr) + body_len;
-	return chorus_rdma_post_send(q, s, false);
+	return chorus_rdma_post_send(q, s, 0, NULL);
 }
 
 /* Take the next filled receive buffer, waiting up to @timeout. */
@@ -1108,6 +1590,112 @@ static void chorus_rdma_msg_reset(struct chorus_rdma_queue *q)
 	q->msg_nr = 0;
 	q->msg_off = 0;
 	q->msg_active = false;
+	q->msg_read = false;
+}
+
+/*
+ * A READ message: its buffer holds the header and a descriptor. Check both
+ * and start the message, whose data chorus_rdma_read_msg() then READs.
+ * Return: 1, or -EPROTO (and *@why).
+ */
+static int chorus_rdma_take_read(struct chorus_rdma_queue *q,
+				 struct chorus_rdma_recv *r, const char **why)
+{
+	struct chorus_rdma_read_desc *d = &q->rd_desc;
+	u32 len;
+
+	*why = "READ message inside a message";
+	if (q->msg_active)
+		return -EPROTO;
+	*why = "READ descriptor length";
+	if (r->byte_len != sizeof(*r->hdr) + sizeof(*d))
+		return -EPROTO;
+	if (chorus_wire_check_hdr(r->hdr, why))
+		return -EPROTO;
+	ib_dma_sync_single_for_cpu(q->dev, r->sge[1].addr, sizeof(*d),
+				   DMA_FROM_DEVICE);
+	memcpy(d, page_address(r->pages[0]), sizeof(*d));
+	ib_dma_sync_single_for_device(q->dev, r->sge[1].addr, sizeof(*d),
+				      DMA_FROM_DEVICE);
+	len = le32_to_cpu(r->hdr->payload_len);
+	*why = "READ length";
+	if (!len || len > CHORUS_WIRE_MAX_PAYLOAD || le32_to_cpu(d->len) != len)
+		return -EPROTO;
+	*why = "READ rkey";
+	if (!le32_to_cpu(d->rkey))
+		return -EPROTO;
+	q->msg_hdr = *r->hdr;
+	q->msg_nr = DIV_ROUND_UP(len, PAGE_SIZE);
+	q->msg_pages = kcalloc(q->msg_nr, sizeof(*q->msg_pages), GFP_NOIO);
+	if (!q->msg_pages) {
+		*why = "memory";
+		return -ENOMEM;
+	}
+	q->msg_off = len;
+	q->msg_active = true;
+	q->msg_read = true;
+	return 1;
+}
+
+/*
+ * READ the data of the message taken by chorus_rdma_take_read() into fresh
+ * pages, and count it done for the sender. One READ at a time per queue:
+ * messages are handed on in order.
+ * Context: the receive thread or the handshake, which own @q->rd_ctx.
+ */
+static int chorus_rdma_read_msg(struct chorus_rdma_queue *q, const char **why)
+{
+	u32 len = le32_to_cpu(q->rd_desc.len), port = q->cm_id->port_num;
+	unsigned int i;
+	int ret;
+
+	sg_init_table(q->rd_sg, q->msg_nr);
+	for (i = 0; i < q->msg_nr; i++) {
+		q->msg_pages[i] = alloc_page(GFP_NOIO);
+		if (!q->msg_pages[i]) {
+			*why = "memory";
+			return -ENOMEM;
+		}
+		sg_set_page(&q->rd_sg[i], q->msg_pages[i],
+			    min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE), 0);
+	}
+	ret = rdma_rw_ctx_init(&q->rd_ctx, q->qp, port, q->rd_sg, q->msg_nr, 0,
+			       le64_to_cpu(q->rd_desc.addr),
+			       le32_to_cpu(q->rd_desc.rkey), DMA_FROM_DEVICE);
+	if (ret < 0) {
+		*why = "RDMA READ setup";
+		return ret;
+	}
+	q->rd_done = false;
+	q->rd_active = true;	/* from here on teardown destroys it */
+	ret = rdma_rw_ctx_post(&q->rd_ctx, q->qp, port, &q->rd_cqe, NULL);
+	if (ret) {
+		*why = "RDMA READ post";
+		return ret;
+	}
+	/* Acquire: pairs with chorus_rdma_read_done(), for rd_status. */
+	wait_event_idle(q->wait, smp_load_acquire(&q->rd_done) ||
+			READ_ONCE(q->dead) || kthread_should_stop());
+	if (!smp_load_acquire(&q->rd_done)) { /* as above */
+		*why = q->why ?: "connection closed";
+		return -ECONNRESET;
+	}
+	rdma_rw_ctx_destroy(&q->rd_ctx, q->qp, port, q->rd_sg, q->msg_nr,
+			    DMA_FROM_DEVICE);
+	q->rd_active = false;
+	if (q->rd_status != IB_WC_SUCCESS) {
+		if (q->rd_status != IB_WC_WR_FLUSH_ERR)
+			pr_warn_ratelimited("RDMA READ failed: %s\n",
+					    ib_wc_status_msg(q->rd_status));
+		*why = "RDMA READ failed";
+		return -EIO;
+	}
+	spin_lock_irq(&q->lock);
+	q->reads_to_return++;
+	spin_unlock_irq(&q->lock);
+	atomic64_inc(&chorus_rdma_st_reads);
+	atomic64_add(len, &chorus_rdma_st_read_bytes);
+	return 0;
 }
 
 /*
@@ -1120,6 +1708,10 @@ static int chorus_rdma_take(struct chorus_rdma_queue *q,
 {
 	u32 n, len, i, k;
 
+	*why = "immediate data flags";
+	if (r->imm & ~CHORUS_RDMA_IMM_KNOWN ||
+	    (r->imm & CHORUS_RDMA_CREDIT_ONLY && r->imm & CHORUS_RDMA_READ))
+		return -EPROTO;
 	if (r->imm & CHORUS_RDMA_CREDIT_ONLY) {
 		*why = "credit return with data";
 		return r->byte_len ? -EPROTO : 0;
@@ -1130,6 +1722,8 @@ static int chorus_rdma_take(struct chorus_rdma_queue *q,
 	n = r->byte_len - sizeof(*r->hdr);
 	ib_dma_sync_single_for_cpu(q->dev, r->sge[0].addr, sizeof(*r->hdr),
 				   DMA_FROM_DEVICE);
+	if (r->imm & CHORUS_RDMA_READ)
+		return chorus_rdma_take_read(q, r, why);
 	if (!q->msg_active) {
 		if (chorus_wire_check_hdr(r->hdr, why))
 			return -EPROTO;
@@ -1206,7 +1800,7 @@ static int chorus_rdma_recv_msg(struct chorus_rdma_queue *q, long timeout,
 		if (taken < 0)
 			return taken;
 		if (taken)
-			return 0;
+			return q->msg_read ? chorus_rdma_read_msg(q, why) : 0;
 		chorus_rdma_return_credits(q);
 	}
 }
@@ -1216,6 +1810,7 @@ static void chorus_rdma_msg_done(struct chorus_rdma_queue *q)
 	q->msg_pages = NULL;
 	q->msg_nr = 0;
 	q->msg_active = false;
+	q->msg_read = false;
 }
 
 static int chorus_rdma_recv_sync(struct chorus_conn *conn,
@@ -1519,6 +2114,22 @@ static struct ib_client chorus_rdma_client = {
 	.remove	= chorus_rdma_remove_one,
 };
 
+/* debugfs chorus_rdma: the data path and the READ path's counters. */
+static int chorus_rdma_stats_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "data_path %s\n", chorus_rdma_read_mode ? "read" : "send");
+	seq_printf(m, "read_msgs %lld\n",
+		   (long long)atomic64_read(&chorus_rdma_st_read_msgs));
+	seq_printf(m, "read_fallbacks %lld\n",
+		   (long long)atomic64_read(&chorus_rdma_st_read_fallbacks));
+	seq_printf(m, "reads %lld\n",
+		   (long long)atomic64_read(&chorus_rdma_st_reads));
+	seq_printf(m, "read_bytes %lld\n",
+		   (long long)atomic64_read(&chorus_rdma_st_read_bytes));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(chorus_rdma_stats);
+
 /**
  * chorus_rdma_init() - register with the RDMA core
  *
@@ -1528,13 +2139,23 @@ int chorus_rdma_init(void)
 {
 	int ret;
 
+	if (!strcmp(chorus_rdma_data, "read")) {
+		chorus_rdma_read_mode = true;
+	} else if (strcmp(chorus_rdma_data, "send")) {
+		pr_err("rdma_data=%s: must be send or read\n", chorus_rdma_data);
+		return -EINVAL;
+	}
 	chorus_rdma_wq = alloc_workqueue("chorus_rdma", 0, 0);
 	if (!chorus_rdma_wq)
 		return -ENOMEM;
 	ret = ib_register_client(&chorus_rdma_client);
-	if (ret)
+	if (ret) {
 		destroy_workqueue(chorus_rdma_wq);
-	return ret;
+		return ret;
+	}
+	chorus_rdma_debugfs = debugfs_create_file("chorus_rdma", 0444, NULL,
+						  NULL, &chorus_rdma_stats_fops);
+	return 0;
 }
 
 /**
@@ -1542,6 +2163,7 @@ int chorus_rdma_init(void)
  */
 void chorus_rdma_exit(void)
 {
+	debugfs_remove(chorus_rdma_debugfs);
 	chorus_rdma_unlisten();
 	ib_unregister_client(&chorus_rdma_client);
 	destroy_workqueue(chorus_rdma_wq);

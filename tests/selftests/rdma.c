@@ -5,8 +5,9 @@
  * Runs on vm1 (node 1, owner, the dialler) and drives vm2 (node 2). The
  * replication suites themselves run over RDMA as the rdma variants of repl
  * and repl3; these cases cover the device going away and coming back under
- * load with the TCP fallback, unreachable and wrong peers, and leaks of
- * verbs objects over connect/disconnect cycles and module unload.
+ * load with the TCP fallback, unreachable and wrong peers, leaks of verbs
+ * objects over connect/disconnect cycles and module unload, and the READ
+ * data path (module parameter rdma_data=read on both nodes).
  */
 #include "common.h"
 #include "repl_lab.h"
@@ -19,6 +20,9 @@
 /* The verbs objects of rxe0 (pd, cq, qp, cm_id, mr, ...), one line. */
 #define RES_CMD	"rdma res show | grep rxe0"
 #define RXE_ADD	"rdma link show | grep -q '^link rxe0/' || rdma link add rxe0 type rxe netdev eth0"
+/* The RDMA data path and READ counters of the module (debugfs). */
+#define STATS	"mountpoint -q /sys/kernel/debug || mount -t debugfs none /sys/kernel/debug; " \
+		"cat /sys/kernel/debug/chorus_rdma"
 
 FIXTURE(rdma) {
 	struct chorus_env env;
@@ -68,6 +72,35 @@ static uint64_t path_u64(int vm, int node, const char *transport, const char *fi
 	return strtoull(out, NULL, 10);
 }
 
+/* The mr count of rxe0 in `rdma res show` on @vm. */
+static uint64_t res_mr(int vm)
+{
+	char out[64];
+
+	if (rl_on_out(vm, out, sizeof(out), RES_CMD " | sed -n 's/.* mr \\([0-9]*\\).*/\\1/p'"))
+		return 0;
+	return strtoull(out, NULL, 10);
+}
+
+/* Counter @name of debugfs chorus_rdma on @vm (0 if absent). */
+static uint64_t rdma_stat(int vm, const char *name)
+{
+	char out[64];
+
+	if (rl_on_out(vm, out, sizeof(out), STATS " | awk '$1 == \"%s\" { print $2 }'", name))
+		return 0;
+	return strtoull(out, NULL, 10);
+}
+
+/* The data path @vm's chorus was loaded with. */
+static bool data_path_is(int vm, const char *path)
+{
+	char out[64];
+
+	return !rl_on_out(vm, out, sizeof(out), STATS " | awk '$1 == \"data_path\" { print $2 }'") &&
+	       !strcmp(out, path);
+}
+
 /* Wait until peer @node on @vm has a last error; false after @timeout_s. */
 static bool wait_error(int vm, int node, int timeout_s)
 {
@@ -92,6 +125,7 @@ FIXTURE_SETUP(rdma)
 		TH_LOG("needs a lab of 2 VMs and to run on vm1");
 	ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[0], PEER, _metadata->name));
 	self->env.nremote = 1;
+	rl_insmod_args = "";
 	rl_node_down(PEER);
 	rl_node_down(1);
 	ASSERT_EQ(0, rl_on(1, RXE_ADD));
@@ -191,20 +225,25 @@ TEST_F_TIMEOUT(rdma, unreachable_peer_clear_error, 300)
 }
 
 /*
- * Connect/disconnect cycles under writes leave no verbs object behind:
- * the counters of `rdma res show` return to where they started, with the
- * module loaded and sessions down, and again after unloading it with the
- * sessions up.
+ * @cycles connect/disconnect cycles under writes leave no verbs object
+ * behind: the counters of `rdma res show` (pd, cq, qp, cm_id, mr) return to
+ * where they started, with the module loaded and sessions down, and again
+ * after unloading it with the sessions up.
  */
-TEST_F_TIMEOUT(rdma, no_leak_over_connect_cycles_and_unload, 400)
+static void __no_leak(struct __test_metadata *_metadata, int cycles, bool mrs)
 {
 	char base1[256], base2[256], idle1[256], now1[256], now2[256];
+	uint64_t mr0;
 	int i;
 
 	ASSERT_EQ(0, rl_on_out(1, base1, sizeof(base1), RES_CMD));
 	ASSERT_EQ(0, rl_on_out(PEER, base2, sizeof(base2), RES_CMD));
+	mr0 = res_mr(1);
 	start("rdma");
-	for (i = 0; i < 5; i++) {
+	/* The READ path's MR pools exist while the sessions are up. */
+	if (mrs)
+		EXPECT_LT(mr0, res_mr(1)) TH_LOG("vm1 has no more MRs with sessions up");
+	for (i = 0; i < cycles; i++) {
 		ASSERT_EQ(0, run(FIO "--rw=randwrite --bs=64k --iodepth=4 --size=8M "
 				 ">/dev/null"));
 		ASSERT_EQ(0, run("%s peer disconnect " VOL " 2 >/dev/null", rl_ctl()));
@@ -218,7 +257,7 @@ TEST_F_TIMEOUT(rdma, no_leak_over_connect_cycles_and_unload, 400)
 		ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
 		ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
 	}
-	EXPECT_LE(6, path_u64(1, PEER, "rdma", "sessions"));
+	EXPECT_LE(cycles + 1, path_u64(1, PEER, "rdma", "sessions"));
 	replicas_identical();
 
 	/* Unload with the sessions up. */
@@ -229,6 +268,87 @@ TEST_F_TIMEOUT(rdma, no_leak_over_connect_cycles_and_unload, 400)
 	ASSERT_EQ(0, rl_on_out(PEER, now2, sizeof(now2), RES_CMD));
 	EXPECT_STREQ(base1, now1) TH_LOG("vm1 kept verbs objects after rmmod");
 	EXPECT_STREQ(base2, now2) TH_LOG("vm2 kept verbs objects after rmmod");
+}
+#define no_leak(cycles, mrs) __no_leak(_metadata, cycles, mrs)
+
+TEST_F_TIMEOUT(rdma, no_leak_over_connect_cycles_and_unload, 400)
+{
+	no_leak(5, false);
+}
+
+/*
+ * The READ data path end to end: both nodes load chorus with
+ * rdma_data=read. fio writes 4 KiB to 1 MiB blocks with verify (the
+ * larger ones are more than one SEND chunk), then blocks whose buffers
+ * start inside a page (the registration's first and last pieces partial);
+ * the data really went by READ (the counters of both nodes), and the
+ * replicas are identical. Then the regions written while the peer was
+ * disconnected and out of the write set are resynced, by READ too.
+ */
+TEST_F_TIMEOUT(rdma, read_path_fio_verify_and_resync, 400)
+{
+	uint64_t msgs, reads, bytes, fallbacks, resynced;
+
+	rl_insmod_args = "rdma_data=read";
+	start("rdma");
+	ASSERT_TRUE(data_path_is(1, "read"));
+	ASSERT_TRUE(data_path_is(PEER, "read"));
+	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-1m --iodepth=8 --size=32M "
+			 "--verify=crc32c --verify_fatal=1 >/dev/null"));
+	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=4 --size=8M "
+			 "--iomem_align=512 --verify=crc32c --verify_fatal=1 >/dev/null"));
+	msgs = rdma_stat(1, "read_msgs");
+	fallbacks = rdma_stat(1, "read_fallbacks");
+	reads = rdma_stat(PEER, "reads");
+	bytes = rdma_stat(PEER, "read_bytes");
+	TH_LOG("vm1 sent %llu messages to READ (%llu by SEND instead); vm2 READ %llu, %llu bytes",
+	       (unsigned long long)msgs, (unsigned long long)fallbacks,
+	       (unsigned long long)reads, (unsigned long long)bytes);
+	EXPECT_LE(reads, msgs);
+	EXPECT_LT(msgs / 2, reads) TH_LOG("vm2 READ too few of the messages");
+	EXPECT_LE(32ULL << 20, bytes) TH_LOG("less than fio's first run went by READ");
+	EXPECT_GT(msgs / 4, fallbacks) TH_LOG("most messages went by SEND");
+	EXPECT_EQ(0, rdma_stat(PEER, "read_msgs")) TH_LOG("the replica sent data");
+	replicas_identical();
+
+	/*
+	 * Deep queues: more writes in flight than a connection has MRs, so
+	 * some may go by SEND among the READ ones (in the runs so far about
+	 * 3%); releases must still match. Logged, not required.
+	 */
+	ASSERT_EQ(0, run(FIO "--rw=randwrite --bs=4k --iodepth=128 --size=16M "
+			 "--verify=crc32c --verify_fatal=1 >/dev/null"));
+	TH_LOG("at QD128: %llu more by READ, %llu by SEND (no free MR)",
+	       (unsigned long long)(rdma_stat(1, "read_msgs") - msgs),
+	       (unsigned long long)(rdma_stat(1, "read_fallbacks") - fallbacks));
+	replicas_identical();
+
+	/* Dirty regions while the peer is away, resynced over READ. */
+	ASSERT_EQ(0, run("%s peer disconnect " VOL " 2 >/dev/null", rl_ctl()));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "disconnected", 30));
+	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null", rl_ctl()));
+	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-256k --iodepth=8 --size=16M "
+			 "--offset=8M >/dev/null"));
+	reads = rdma_stat(PEER, "reads");
+	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", rl_ctl()));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 120));
+	resynced = rl_peer_u64(1, PEER, "resynced_bytes");
+	TH_LOG("resynced %llu bytes; vm2 READ %llu messages meanwhile",
+	       (unsigned long long)resynced,
+	       (unsigned long long)(rdma_stat(PEER, "reads") - reads));
+	EXPECT_LT(0, resynced);
+	EXPECT_LT(reads, rdma_stat(PEER, "reads")) TH_LOG("the resync did not go by READ");
+	replicas_identical();
+}
+
+/*
+ * The READ path leaves no verbs object behind either: its MR pools go
+ * with their queues (`rdma res show` counts mr too).
+ */
+TEST_F_TIMEOUT(rdma, read_path_no_leak_over_connect_cycles_and_unload, 300)
+{
+	rl_insmod_args = "rdma_data=read";
+	no_leak(3, true);
 }
 
 CHORUS_HARNESS_MAIN

@@ -22,6 +22,9 @@
  */
 static const char *rl_transports[5];
 
+/* Module parameters every node loads chorus with ("" when unset). */
+static const char *rl_insmod_args = "";
+
 static inline const char *rl_transport(int node)
 {
 	return node > 0 && node < 5 && rl_transports[node] ? rl_transports[node] : "tcp";
@@ -103,12 +106,12 @@ static inline int __rl_node_setup(int node, bool format, bool zero, const char *
 			 " --size %dM --uuid " RL_UUID " --force >/dev/null; ",
 			 zero ? "blkdiscard -z -o 0 -l 64M " RL_BACKING "; " : "", RL_SIZE_MB);
 	return rl_on(node,
-		     "set -e; C=%s; %s/tools/insmod-chorus; %s"
+		     "set -e; C=%s; %s/tools/insmod-chorus %s; %s"
 		     "$C volume create " RL_VOL " --backing " RL_BACKING " --node-id %d "
 		     ">/dev/null; $C listen 10.99.0.%d >/dev/null; %s"
 		     "$C volume set " RL_VOL " --ping-interval-ms 500 --ping-timeout-ms 3000 "
 		     "--request-timeout-ms 5000 >/dev/null",
-		     rl_ctl(), chorus_src(), fmt, node, node, adds);
+		     rl_ctl(), chorus_src(), rl_insmod_args, fmt, node, node, adds);
 }
 
 /*
