@@ -23,6 +23,13 @@ Cases and the kernel log line each must cause:
   chunk-length     a non-final chunk not whole pages "bad chunk length"
   oversized        a SEND larger than a receive buffer
                                                      "RDMA receive failed"
+  imm-flags        an unknown immediate-data bit     "bad immediate data flags"
+  read-credit      READ and credit-only at once      "bad immediate data flags"
+  read-desc-size   a READ message of the wrong size  "bad READ descriptor length"
+  read-len         descriptor length != payload_len  "bad READ length"
+  read-rkey        a READ descriptor with rkey 0     "bad READ rkey"
+  read-fault       a READ of memory we never registered
+                                                     "RDMA READ failed"
 
 Message-level checks (epoch, range, crc, ...) do not depend on the transport;
 wire_inject.py covers them over TCP.
@@ -46,9 +53,10 @@ from pyverbs.pd import PD  # noqa: E402
 from pyverbs.qp import QP, QPCap, QPInitAttr  # noqa: E402
 from pyverbs.wr import RecvWR, SendWR, SGE  # noqa: E402
 
-RDMA_VERSION = 1             # CHORUS_RDMA_VERSION
+RDMA_VERSION = 2             # CHORUS_RDMA_VERSION
 CHUNK = 64 * 1024            # CHORUS_RDMA_CHUNK: payload per receive buffer
 CREDIT_ONLY = 1 << 31        # CHORUS_RDMA_CREDIT_ONLY
+READ = 1 << 30               # CHORUS_RDMA_READ: data to READ
 HDR = 64                     # sizeof(struct chorus_wire_hdr)
 PAGE = 4096
 DEPTH = 4                    # our receive buffers: the node's credits
@@ -87,6 +95,20 @@ def crafted(case):
         big = wi.header(WRITE, payload_len=CHUNK + PAGE, epoch=1, seq=7,
                         length=CHUNK + PAGE)
         return [(big + b"\0" * (CHUNK + PAGE), None)]
+    one = wi.header(WRITE, payload_len=PAGE, epoch=1, seq=7, length=PAGE)
+    # struct chorus_rdma_read_desc: addr, rkey, len (little endian)
+    if case == "imm-flags":
+        return [(one + page, 1 << 29)]
+    if case == "read-credit":
+        return [(one + struct.pack("<QII", 0x10000, 0x1234, PAGE), READ | CREDIT_ONLY)]
+    if case == "read-desc-size":
+        return [(one + struct.pack("<Q", 0x10000), READ)]
+    if case == "read-len":
+        return [(one + struct.pack("<QII", 0x10000, 0x1234, 2 * PAGE), READ)]
+    if case == "read-rkey":
+        return [(one + struct.pack("<QII", 0x10000, 0, PAGE), READ)]
+    if case == "read-fault":
+        return [(one + struct.pack("<QII", 0x10000, 0x1234, PAGE), READ)]
     raise SystemExit(f"unknown case {case}")
 
 

@@ -564,6 +564,12 @@ static void rdma_framing_refused(struct __test_metadata *_metadata,
 		{ "chunk-header", "malformed RDMA message, bad chunk header" },
 		{ "chunk-length", "malformed RDMA message, bad chunk length" },
 		{ "oversized", "RDMA receive failed" },
+		{ "imm-flags", "malformed RDMA message, bad immediate data flags" },
+		{ "read-credit", "malformed RDMA message, bad immediate data flags" },
+		{ "read-desc-size", "malformed RDMA message, bad READ descriptor length" },
+		{ "read-len", "malformed RDMA message, bad READ length" },
+		{ "read-rkey", "malformed RDMA message, bad READ rkey" },
+		{ "read-fault", "RDMA READ failed" },
 	};
 	char out[256], n[32];
 	long seen;
