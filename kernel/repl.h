@@ -9,7 +9,7 @@
  *   bitmap.c         per-peer dirty bitmaps, in memory and on disk
  *   resync.c         bitmap resync and online verify
  *   transport_tcp.c  the TCP transport
- *   transport_rdma.c the RDMA transport
+ *   transport_rdma.c the RDMA transport (with rdma_*.c, transport_rdma.h)
  *
  * Lock order: chorus_volumes_lock > chorus_repl.conf_lock >
  * chorus_peer.session_mutex > chorus_al.mutex > chorus_peer.bm_mutex >

@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 """Break chorus's RDMA framing from userspace (pyverbs, soft-RoCE).
 
-Used by the repl selftests (rdma variant) to check that the RDMA receiver of
-kernel/transport_rdma.c refuses what it must. It connects one RC queue pair
-to a node's RDMA listener with valid private data (struct
+Used by the repl selftests (rdma variant) to check that the RDMA receiver
+(kernel/rdma_recv.c, kernel/rdma_read.c) refuses what it must. It connects
+one RC queue pair to a node's RDMA listener with valid private data (struct
 chorus_rdma_cm_data), so the node accepts it and waits for a HELLO; then it
 sends one crafted SEND and waits for the node to close the connection:
 
