@@ -401,6 +401,14 @@ int chorus_al_clear(struct chorus_volume *vol)
 	return ret;
 }
 
+/* The first and last activity-log extent a request touches. */
+static void chorus_al_extents(const struct chorus_al *al, struct request *rq,
+			      u32 *first, u32 *last)
+{
+	*first = blk_rq_pos(rq) >> al->shift;
+	*last = (blk_rq_pos(rq) + blk_rq_sectors(rq) - 1) >> al->shift;
+}
+
 static int chorus_al_find(struct chorus_al *al, u32 e)
 {
 	int i;
@@ -472,13 +480,13 @@ bool chorus_al_try_begin(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_al *al = &vol->repl.al;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
-	u32 first = blk_rq_pos(rq) >> al->shift;
-	u32 last = (blk_rq_pos(rq) + blk_rq_sectors(rq) - 1) >> al->shift;
+	u32 first, last;
 	unsigned long flags;
 	bool held;
 
 	if (rqd->al_held)
 		return true;
+	chorus_al_extents(al, rq, &first, &last);
 	spin_lock_irqsave(&al->lock, flags);
 	held = chorus_al_get_active(al, first, last);
 	spin_unlock_irqrestore(&al->lock, flags);
@@ -499,13 +507,13 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_al *al = &vol->repl.al;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
-	u32 first = blk_rq_pos(rq) >> al->shift;
-	u32 last = (blk_rq_pos(rq) + blk_rq_sectors(rq) - 1) >> al->shift;
+	u32 first, last;
 	int i, ret = 0;
 	u32 e;
 
 	if (chorus_al_try_begin(vol, rq))
 		return 0;
+	chorus_al_extents(al, rq, &first, &last);
 
 	mutex_lock(&al->mutex);
 	/*
@@ -583,8 +591,7 @@ void chorus_al_end(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_al *al = &vol->repl.al;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
-	u32 first = blk_rq_pos(rq) >> al->shift;
-	u32 last = (blk_rq_pos(rq) + blk_rq_sectors(rq) - 1) >> al->shift;
+	u32 first, last;
 	unsigned long flags;
 	bool wake = false;
 	u32 e;
@@ -593,6 +600,7 @@ void chorus_al_end(struct chorus_volume *vol, struct request *rq)
 	if (!rqd->al_held)
 		return;
 	rqd->al_held = false;
+	chorus_al_extents(al, rq, &first, &last);
 	spin_lock_irqsave(&al->lock, flags);
 	for (e = first; e <= last; e++) {
 		i = chorus_al_find(al, e);

@@ -15,8 +15,7 @@
 #define PEER	2
 #define VOL	RL_VOL
 #define EPOCH	5
-#define FIO	"fio --name=t --filename=/dev/chorus0 --direct=1 --ioengine=libaio " \
-		"--output-format=terse --terse-version=3 --minimal "
+#define FIO	RL_FIO
 /* The verbs objects of rxe0 (pd, cq, qp, cm_id, mr, ...), one line. */
 #define RES_CMD	"rdma res show | grep rxe0"
 #define RXE_ADD	"rdma link show | grep -q '^link rxe0/' || rdma link add rxe0 type rxe netdev eth0"
@@ -158,13 +157,10 @@ TEST_F_TIMEOUT(rdma, device_removed_and_readded_under_fio, 400)
 
 	start("rdma+tcp");
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "active_transport", "rdma", 5));
-	fio = fork();
+	fio = rl_fio_background(&self->env, 1, "--rw=randwrite --bsrange=4k-64k --iodepth=8 "
+				"--size=32M --time_based --runtime=45 --verify=crc32c "
+				"--verify_backlog=64 --verify_fatal=1");
 	ASSERT_LE(0, fio);
-	if (fio == 0)
-		_exit(run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=32M "
-			  "--time_based --runtime=45 --verify=crc32c --verify_backlog=64 "
-			  "--verify_fatal=1 >/dev/null") ? 1 : 0);
-	env_track_pid(&self->env, fio);
 	for (vm = 1; vm <= 2; vm++) {
 		sleep(3);
 		ASSERT_EQ(0, rl_on(vm, "rdma link delete rxe0"));

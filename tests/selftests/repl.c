@@ -172,19 +172,15 @@ FIXTURE_TEARDOWN(repl)
 	ASSERT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2 failed");
 }
 
-#define FIO "fio --name=t --filename=/dev/chorus0 --direct=1 --ioengine=libaio " \
-	    "--output-format=terse --terse-version=3 --minimal "
+#define FIO	RL_FIO
 
 /* 25 s of paced 4 KiB writes to the first 8 MiB, in the background. */
 static pid_t start_paced_fio(struct __test_metadata *_metadata, FIXTURE_DATA(repl) *self)
 {
-	pid_t fio = fork();
+	pid_t fio = rl_fio_background(&self->env, 1, "--rw=randwrite --bs=4k --iodepth=4 "
+				      "--offset=0 --size=8M --time_based --runtime=25 "
+				      "--rate_iops=200");
 
-	if (fio == 0)
-		_exit(run(FIO "--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M "
-			  "--time_based --runtime=25 --rate_iops=200 >/dev/null") ? 1 : 0);
-	if (fio > 0)
-		env_track_pid(&self->env, fio);
 	sleep(3);
 	return fio;
 }
@@ -333,13 +329,10 @@ TEST_F_TIMEOUT(repl, link_flap_and_netem_under_fio, 300)
 	pid_t fio;
 
 	start("none", true);
-	fio = fork();
+	fio = rl_fio_background(&self->env, 1, "--rw=randwrite --bsrange=4k-64k --iodepth=8 "
+				"--size=32M --time_based --runtime=30 --verify=crc32c "
+				"--verify_fatal=1");
 	ASSERT_LE(0, fio);
-	if (fio == 0)
-		_exit(run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=32M "
-			  "--time_based --runtime=30 --verify=crc32c --verify_fatal=1 "
-			  ">/dev/null") ? 1 : 0);
-	env_track_pid(&self->env, fio);
 	sleep(2);
 	ASSERT_EQ(0, peer_run("tc qdisc add dev eth0 root netem loss 5%% delay 20ms"));
 	sleep(4);
@@ -442,12 +435,9 @@ TEST_F_TIMEOUT(repl, owner_lost_activity_log_resynced, 300)
 		SKIP(return, "soft-RoCE: a DREQ sent on a down link never completes");
 
 	start("none", true);
-	fio = fork();
+	fio = rl_fio_background(&self->env, 1, "--rw=randwrite --bsrange=4k-64k --iodepth=16 "
+				"--offset=0 --size=16M --time_based --runtime=120");
 	ASSERT_LE(0, fio);
-	if (fio == 0)
-		_exit(run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=16 --offset=0 "
-			  "--size=16M --time_based --runtime=120 >/dev/null") ? 1 : 0);
-	env_track_pid(&self->env, fio);
 	sleep(3);
 	ASSERT_EQ(0, run("ip link set eth0 down"));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
@@ -497,12 +487,9 @@ TEST_F_TIMEOUT(repl, owner_crash_new_owner_resyncs_activity_log, 300)
 	pid_t fio;
 
 	start_vm2_owner();
-	fio = fork();
+	fio = rl_fio_background(&self->env, PEER, "--rw=randwrite --bsrange=4k-64k "
+				"--iodepth=16 --offset=0 --size=16M --time_based --runtime=120");
 	ASSERT_LE(0, fio);
-	if (fio == 0)
-		_exit(peer_run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=16 --offset=0 "
-			       "--size=16M --time_based --runtime=120 >/dev/null") ? 1 : 0);
-	env_track_pid(&self->env, fio);
 	sleep(4);
 	EXPECT_LT(0, rl_peer_u64(PEER, 1, "writes_sent")) TH_LOG("no write reached vm1");
 	EXPECT_EQ(0, kmsg_check(&self->env.remote_mark[0])) TH_LOG("vm2's log before the crash");

@@ -12,8 +12,7 @@
 #include "repl_lab.h"
 
 #define EPOCH	5
-#define FIO	"fio --name=t --filename=/dev/chorus0 --direct=1 --ioengine=libaio " \
-		"--output-format=terse --terse-version=3 --minimal "
+#define FIO	RL_FIO
 
 FIXTURE(repl3) {
 	struct chorus_env env;
@@ -137,12 +136,9 @@ TEST_F_TIMEOUT(repl3, owner_lost_new_owner_resyncs_both, 400)
 		SKIP(return, "soft-RoCE: a DREQ sent on a down link never completes");
 
 	start3();
-	fio = fork();
+	fio = rl_fio_background(&self->env, 1, "--rw=randwrite --bsrange=4k-64k --iodepth=16 "
+				"--offset=0 --size=16M --time_based --runtime=120");
 	ASSERT_LE(0, fio);
-	if (fio == 0)
-		_exit(rl_on(1, FIO "--rw=randwrite --bsrange=4k-64k --iodepth=16 --offset=0 "
-			    "--size=16M --time_based --runtime=120 >/dev/null") ? 1 : 0);
-	env_track_pid(&self->env, fio);
 	sleep(4);
 	ASSERT_EQ(0, rl_on(1, "ip link set eth0 down"));
 	ASSERT_TRUE(rl_wait_peer(2, 1, "conn_state", "unreachable", 20));

@@ -51,6 +51,25 @@ static inline int __attribute__((format(printf, 2, 3))) rl_on(int vm, const char
 	return vm == this_vm() ? run("%s", cmd) : lab_run(vm, "%s", cmd);
 }
 
+#define RL_FIO	"fio --name=t --filename=/dev/chorus0 --direct=1 --ioengine=libaio " \
+		"--output-format=terse --terse-version=3 --minimal "
+
+/*
+ * Start fio with RL_FIO and @args on lab VM @vm in the background (output
+ * discarded), tracked by @env so that teardown kills it. Returns its pid;
+ * it exits 0 when fio succeeded.
+ */
+static inline pid_t rl_fio_background(struct chorus_env *env, int vm, const char *args)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(rl_on(vm, RL_FIO "%s >/dev/null", args) ? 1 : 0);
+	if (pid > 0)
+		env_track_pid(env, pid);
+	return pid;
+}
+
 /* Same, with its standard output in @out, trailing newlines removed. */
 static inline int __attribute__((format(printf, 4, 5)))
 rl_on_out(int vm, char *out, size_t len, const char *fmt, ...)
