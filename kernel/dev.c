@@ -7,17 +7,42 @@
  * an empty REQ_PREFLUSH bio. The device declares a volatile write cache and
  * FUA so that both reach the backing device (and later every replica) as
  * they were asked for.
+ *
+ * Like loop, ->queue_rq() only queues the request for a worker of its
+ * hardware queue: blk-mq calls it in the submitter's context, often while
+ * flushing the submitter's plug, and a bio submitted there would be added
+ * to that very plug, a sleep there would flush it again (the kernel panics
+ * of Documentation/architecture.md, "I/O contexts"). The worker has no
+ * plug of anybody else's and no bio list, and runs with
+ * memalloc_noio_save(), so nothing it allocates recurses into writeback.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <net/netlink.h>
 
 #include "chorus.h"
 
 static int chorus_major;
+static struct workqueue_struct *chorus_io_wq;
+
+/**
+ * struct chorus_hctx - the worker of one hardware queue
+ * @vol: the volume
+ * @lock: protects @list; taken from ->queue_rq() and the worker only
+ * @list: started requests not yet looked at, oldest first, linked by
+ *	chorus_rq.wait_entry
+ * @work: starts the requests of @list, on chorus_io_wq
+ */
+struct chorus_hctx {
+	struct chorus_volume *vol;
+	spinlock_t lock; /* protects list */
+	struct list_head list;
+	struct work_struct work;
+};
 
 static void chorus_account(struct chorus_volume *vol, struct request *rq,
 			   blk_status_t status)
@@ -143,21 +168,68 @@ void chorus_dev_submit_local(struct chorus_volume *vol, struct request *rq)
 }
 
 /*
- * Runs with BLK_MQ_F_BLOCKING: allocating clones from the mempool, sending
- * to peers and writing bitmap blocks may sleep. The peers array only
- * changes with the queue frozen, so it is read here without a lock.
+ * Start one request in the worker's context: reads, and everything when
+ * there is nobody to replicate to, go to the backing device; writes and
+ * flushes of an owner with peers go through replication. The peers array
+ * only changes with the queue frozen, and this request holds the queue, so
+ * it is read without a lock.
+ */
+static void chorus_dev_start(struct chorus_volume *vol, struct request *rq)
+{
+	if (req_op(rq) != REQ_OP_READ && vol->repl.nr_peers &&
+	    READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER) {
+		chorus_repl_queue_rq(vol, rq);
+		return;
+	}
+	chorus_dev_submit_local(vol, rq);
+	chorus_rq_put(rq);
+}
+
+/*
+ * Start the queued requests in the order they came. Our own plug batches
+ * the clones for the backing device; it is flushed when we sleep (an
+ * activity log write, a full socket) and at the end.
+ */
+static void chorus_hctx_workfn(struct work_struct *work)
+{
+	struct chorus_hctx *ch = container_of(work, struct chorus_hctx, work);
+	unsigned int noio = memalloc_noio_save();
+	struct chorus_rq *rqd, *next;
+	struct blk_plug plug;
+	LIST_HEAD(list);
+
+	blk_start_plug(&plug);
+	for (;;) {
+		spin_lock(&ch->lock);
+		list_splice_init(&ch->list, &list);
+		spin_unlock(&ch->lock);
+		if (list_empty(&list))
+			break;
+		list_for_each_entry_safe(rqd, next, &list, wait_entry) {
+			list_del_init(&rqd->wait_entry);
+			chorus_dev_start(ch->vol, blk_mq_rq_from_pdu(rqd));
+		}
+	}
+	blk_finish_plug(&plug);
+	memalloc_noio_restore(noio);
+}
+
+/*
+ * Called in the submitter's context, possibly from the flush of its plug:
+ * never sleeps and never submits I/O. The request is checked, started and
+ * queued for the hardware queue's worker.
  */
 static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    const struct blk_mq_queue_data *bd)
 {
 	struct chorus_volume *vol = hctx->queue->queuedata;
+	struct chorus_hctx *ch = hctx->driver_data;
 	struct request *rq = bd->rq;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
-	bool read = false;
 
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
-		read = true;
+	case REQ_OP_FLUSH:
 		break;
 	case REQ_OP_WRITE:
 	case REQ_OP_DISCARD:
@@ -165,8 +237,6 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 		/* The disk is read-only on a replica; this is the backstop. */
 		if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER)
 			return BLK_STS_IOERR;
-		break;
-	case REQ_OP_FLUSH:
 		break;
 	default:
 		return BLK_STS_NOTSUPP;
@@ -177,13 +247,38 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	rqd->range.in_tree = false;
 	atomic_set(&rqd->pending, 1);
 
-	if (!read && vol->repl.nr_peers &&
-	    READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER)
-		return chorus_repl_queue_rq(vol, rq);
-
-	chorus_dev_submit_local(vol, rq);
-	chorus_rq_put(rq);
+	spin_lock(&ch->lock);
+	list_add_tail(&rqd->wait_entry, &ch->list);
+	spin_unlock(&ch->lock);
+	queue_work(chorus_io_wq, &ch->work);
 	return BLK_STS_OK;
+}
+
+static int chorus_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
+			    unsigned int index)
+{
+	struct chorus_hctx *ch;
+
+	ch = kzalloc_node(sizeof(*ch), GFP_KERNEL, hctx->numa_node);
+	if (!ch)
+		return -ENOMEM;
+	ch->vol = data;
+	spin_lock_init(&ch->lock);
+	INIT_LIST_HEAD(&ch->list);
+	INIT_WORK(&ch->work, chorus_hctx_workfn);
+	hctx->driver_data = ch;
+	return 0;
+}
+
+/* No request is in flight; the worker may still be on its way out. */
+static void chorus_exit_hctx(struct blk_mq_hw_ctx *hctx, unsigned int index)
+{
+	struct chorus_hctx *ch = hctx->driver_data;
+
+	flush_work(&ch->work);
+	WARN_ON_ONCE(!list_empty(&ch->list));
+	kfree(ch);
+	hctx->driver_data = NULL;
 }
 
 static enum blk_eh_timer_return chorus_timeout(struct request *rq)
@@ -234,6 +329,8 @@ void chorus_dev_set_timeout(struct chorus_volume *vol)
 static const struct blk_mq_ops chorus_mq_ops = {
 	.queue_rq	= chorus_queue_rq,
 	.timeout	= chorus_timeout,
+	.init_hctx	= chorus_init_hctx,
+	.exit_hctx	= chorus_exit_hctx,
 };
 
 static int chorus_open(struct block_device *bdev, fmode_t mode)
@@ -318,7 +415,7 @@ int chorus_dev_create(struct chorus_volume *vol, struct netlink_ext_ack *extack)
 	set->queue_depth = chorus_queue_depth;
 	set->numa_node = NUMA_NO_NODE;
 	set->cmd_size = sizeof(struct chorus_rq);
-	set->flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING;
+	set->flags = BLK_MQ_F_SHOULD_MERGE;
 	set->driver_data = vol;
 	ret = blk_mq_alloc_tag_set(set);
 	if (ret)
@@ -376,12 +473,27 @@ void chorus_dev_destroy(struct chorus_volume *vol)
 	bioset_exit(&vol->bio_set);
 }
 
+/**
+ * chorus_dev_major_register() - module init of the block device side
+ *
+ * Registers the major and creates the I/O workqueue. It may be needed to
+ * make progress under memory pressure (writeback to a volume), hence
+ * WQ_MEM_RECLAIM; WQ_HIGHPRI because every request passes through it.
+ *
+ * Return: 0 or a negative errno, with nothing left registered.
+ */
 int chorus_dev_major_register(void)
 {
-	int ret = register_blkdev(0, "chorus");
+	int ret;
 
-	if (ret < 0)
+	chorus_io_wq = alloc_workqueue("chorus_io", WQ_MEM_RECLAIM | WQ_HIGHPRI, 0);
+	if (!chorus_io_wq)
+		return -ENOMEM;
+	ret = register_blkdev(0, "chorus");
+	if (ret < 0) {
+		destroy_workqueue(chorus_io_wq);
 		return ret;
+	}
 	chorus_major = ret;
 	return 0;
 }
@@ -389,4 +501,5 @@ int chorus_dev_major_register(void)
 void chorus_dev_major_unregister(void)
 {
 	unregister_blkdev(chorus_major, "chorus");
+	destroy_workqueue(chorus_io_wq);
 }

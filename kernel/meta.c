@@ -57,9 +57,11 @@ static int chorus_meta_rw_block(struct block_device *bdev, sector_t sector,
 	w.bio = &bio;
 	if (current->bio_list) {
 		/*
-		 * In a submitter's context (a write started from queue_rq
-		 * inside submit_bio) a bio we submit would only start once
-		 * the submitter returns: submit it from a work item instead.
+		 * Inside someone's submit_bio a bio we submit would only
+		 * start once that submitter returns, and we would wait for
+		 * it forever. The I/O path never gets here so (dev.c starts
+		 * requests from its own workers); this keeps any future
+		 * caller safe: submit from a work item instead.
 		 */
 		INIT_WORK_ONSTACK(&w.work, chorus_meta_io_workfn);
 		queue_work(chorus_wq, &w.work);

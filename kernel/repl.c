@@ -23,6 +23,7 @@
 
 #include <linux/blk-mq.h>
 #include <linux/crc32c.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <net/netlink.h>
 
@@ -179,6 +180,7 @@ static void chorus_conflict_workfn(struct work_struct *work)
 		container_of(work, struct chorus_repl, conflict_work);
 	struct chorus_volume *vol = container_of(repl, struct chorus_volume, repl);
 	struct chorus_rq *rqd, *next;
+	unsigned int noio;
 	LIST_HEAD(ready);
 
 	spin_lock_irq(&repl->tree_lock);
@@ -194,10 +196,13 @@ static void chorus_conflict_workfn(struct work_struct *work)
 	}
 	spin_unlock_irq(&repl->tree_lock);
 
+	/* Dispatching is part of the I/O path: nothing may recurse into it. */
+	noio = memalloc_noio_save();
 	list_for_each_entry_safe(rqd, next, &ready, wait_entry) {
 		list_del_init(&rqd->wait_entry);
 		chorus_repl_dispatch(vol, blk_mq_rq_from_pdu(rqd));
 	}
+	memalloc_noio_restore(noio);
 }
 
 static u8 chorus_repl_msg_type(struct request *rq)
@@ -361,10 +366,15 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
  * @vol: the volume
  * @rq: a started request whose pdu is initialised
  *
- * Context: queue_rq, may sleep (BLK_MQ_F_BLOCKING).
- * Return: BLK_STS_OK; the request completes later.
+ * A write whose activity log extents are on disk already (the common case)
+ * starts here. One that needs a log transaction, or room in the log, goes
+ * to chorus_repl.defer_work, so that the requests queued behind it on the
+ * same hardware queue do not wait for that disk write.
+ *
+ * Context: the hardware queue's worker (process context, no plug but its
+ * own, GFP_NOIO scope); may sleep.
  */
-blk_status_t chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
+void chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_repl *repl = &vol->repl;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
@@ -375,26 +385,14 @@ blk_status_t chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 	rqd->range.in_tree = false;
 	rqd->al_held = false;
 
-	/*
-	 * Called from a submitter (plug flush, direct issue), a bio we
-	 * submit only starts once we return: waiting here for an activity
-	 * log write, or for room in the log (other writes completing, whose
-	 * bios may be ours), would never end. Such a request starts here
-	 * only when its extents are in the log on disk already (the common
-	 * case, and no work-item hop); otherwise it goes to a work. A bitmap
-	 * write on the way does not wait on us: chorus_meta_rw_block()
-	 * submits it from a work item in a submitter's context.
-	 */
-	if (current->bio_list && req_op(rq) != REQ_OP_FLUSH &&
-	    !chorus_al_try_begin(vol, rq)) {
+	if (req_op(rq) != REQ_OP_FLUSH && !chorus_al_try_begin(vol, rq)) {
 		spin_lock_irq(&repl->defer_lock);
 		list_add_tail(&rqd->wait_entry, &repl->deferred);
 		spin_unlock_irq(&repl->defer_lock);
 		queue_work(chorus_wq, &repl->defer_work);
-		return BLK_STS_OK;
+		return;
 	}
 	chorus_repl_start(vol, rq);
-	return BLK_STS_OK;
 }
 
 static void chorus_defer_workfn(struct work_struct *work)
@@ -402,6 +400,7 @@ static void chorus_defer_workfn(struct work_struct *work)
 	struct chorus_repl *repl =
 		container_of(work, struct chorus_repl, defer_work);
 	struct chorus_volume *vol = container_of(repl, struct chorus_volume, repl);
+	unsigned int noio = memalloc_noio_save();
 	struct chorus_rq *rqd;
 
 	for (;;) {
@@ -415,6 +414,7 @@ static void chorus_defer_workfn(struct work_struct *work)
 			break;
 		chorus_repl_start(vol, blk_mq_rq_from_pdu(rqd));
 	}
+	memalloc_noio_restore(noio);
 }
 
 /* Serialise against overlapping writes in flight, then dispatch. */

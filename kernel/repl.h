@@ -370,7 +370,7 @@ struct chorus_al {
  * @conflict_work: starts @waiting requests whose conflicts are gone
  * @range_wq: woken whenever a range leaves @tree
  * @defer_lock: protects @deferred
- * @deferred: requests queued from a submitter's context, to start from
+ * @deferred: writes that need an activity log transaction, to start from
  *	@defer_work
  * @defer_work: starts @deferred requests
  * @region_sectors: sectors per bitmap bit
@@ -424,7 +424,8 @@ struct chorus_range {
  *	submitter
  * @status: an error status of one of the local clones, BLK_STS_OK when none
  * @range: the request's sectors while it is in flight (writes with peers)
- * @wait_entry: in chorus_repl.deferred or chorus_repl.waiting
+ * @wait_entry: in the hardware queue's list (dev.c), chorus_repl.deferred
+ *	or chorus_repl.waiting: in one of them at a time
  * @seq: per peer slot, the request's id in chorus_peer.inflight; 0 if none
  * @sent_gen: per peer slot, the session it was last sent on
  * @al_held: the request holds its activity log extents
@@ -442,8 +443,7 @@ struct chorus_rq {
 /* repl.c */
 void chorus_repl_init(struct chorus_volume *vol);
 void chorus_repl_stop(struct chorus_volume *vol);
-blk_status_t chorus_repl_queue_rq(struct chorus_volume *vol,
-				  struct request *rq);
+void chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq);
 void chorus_repl_rq_done(struct chorus_volume *vol, struct request *rq);
 enum blk_eh_timer_return chorus_repl_timeout(struct request *rq);
 void chorus_repl_send_rq(struct chorus_peer *peer, struct request *rq, u32 gen);
