@@ -133,7 +133,9 @@ def cmd_ranges(dev):
     n = 0
     for (off, length) in ranges(dev):
         if n % 2:
-            ioctl_range(dev, BLKZEROOUT, off, length)
+            step = dev.zeroout_max or length
+            for o in range(off, off + length, step):
+                ioctl_range(dev, BLKZEROOUT, o, min(step, off + length - o))
             dev.model[off:off + length] = bytes(length)
             dev.unknown = [r for r in dev.unknown
                            if r[0] + r[1] <= off or r[0] >= off + length]
@@ -232,8 +234,12 @@ def main():
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--limit-mb", type=int, default=128,
                    help="use only the first MiB of the device (default 128)")
+    p.add_argument("--zeroout-max-mb", type=int, default=0,
+                   help="split write-zeroes into pieces of at most this many MiB: a Linux "
+                   "6.1 NVMe/TCP host truncates larger ones (Documentation/admin-guide.md)")
     args = p.parse_args()
     dev = Device(args.dev, args.seed, args.limit_mb * MiB)
+    dev.zeroout_max = args.zeroout_max_mb * MiB
     check = "fill"
     try:
         dev.fill()

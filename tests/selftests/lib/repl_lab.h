@@ -13,7 +13,12 @@
 
 #define RL_VOL		"repl0"
 #define RL_UUID		"5b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"
+#define __RL_STR(x)	#x
+#define RL_STR(x)	__RL_STR(x)
+#ifndef RL_SIZE_MB		/* a suite may ask for a larger volume */
 #define RL_SIZE_MB	64
+#endif
+#define RL_SIZE_STR	RL_STR(RL_SIZE_MB)
 #define RL_BACKING	"/dev/vdb"
 
 /*
@@ -123,7 +128,8 @@ static inline int __rl_node_setup(int node, bool format, bool zero, const char *
 	if (format)
 		snprintf(fmt, sizeof(fmt), "%s$C volume format --backing " RL_BACKING
 			 " --size %dM --uuid " RL_UUID " --force >/dev/null; ",
-			 zero ? "blkdiscard -z -o 0 -l 64M " RL_BACKING "; " : "", RL_SIZE_MB);
+			 zero ? "blkdiscard -z -o 0 -l " RL_SIZE_STR "M " RL_BACKING "; " : "",
+			 RL_SIZE_MB);
 	return rl_on(node,
 		     "set -e; C=%s; %s/tools/insmod-chorus %s; %s"
 		     "$C volume create " RL_VOL " --backing " RL_BACKING " --node-id %d "
