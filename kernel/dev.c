@@ -32,7 +32,8 @@ static struct workqueue_struct *chorus_io_wq;
 /**
  * struct chorus_hctx - the worker of one hardware queue
  * @vol: the volume
- * @lock: protects @list; taken from ->queue_rq() and the worker only
+ * @lock: protects @list; taken from ->queue_rq(), whose calling context
+ *	blk-mq does not promise (so with irqs saved), and from the worker
  * @list: started requests not yet looked at, oldest first, linked by
  *	chorus_rq.wait_entry
  * @work: starts the requests of @list, on chorus_io_wq
@@ -200,9 +201,9 @@ static void chorus_hctx_workfn(struct work_struct *work)
 
 	blk_start_plug(&plug);
 	for (;;) {
-		spin_lock(&ch->lock);
+		spin_lock_irq(&ch->lock);
 		list_splice_init(&ch->list, &list);
-		spin_unlock(&ch->lock);
+		spin_unlock_irq(&ch->lock);
 		if (list_empty(&list))
 			break;
 		list_for_each_entry_safe(rqd, next, &list, wait_entry) {
@@ -226,6 +227,7 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct chorus_hctx *ch = hctx->driver_data;
 	struct request *rq = bd->rq;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	unsigned long flags;
 
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
@@ -247,9 +249,9 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	rqd->range.in_tree = false;
 	atomic_set(&rqd->pending, 1);
 
-	spin_lock(&ch->lock);
+	spin_lock_irqsave(&ch->lock, flags);
 	list_add_tail(&rqd->wait_entry, &ch->list);
-	spin_unlock(&ch->lock);
+	spin_unlock_irqrestore(&ch->lock, flags);
 	queue_work(chorus_io_wq, &ch->work);
 	return BLK_STS_OK;
 }
