@@ -8,13 +8,13 @@
  * FUA so that both reach the backing device (and later every replica) as
  * they were asked for.
  *
- * Like loop, ->queue_rq() only queues the request for a worker of its
- * hardware queue: blk-mq calls it in the submitter's context, often while
- * flushing the submitter's plug, and a bio submitted there would be added
- * to that very plug, a sleep there would flush it again (the kernel panics
- * of Documentation/architecture.md, "I/O contexts"). The worker has no
- * plug of anybody else's and no bio list, and runs with
- * memalloc_noio_save(), so nothing it allocates recurses into writeback.
+ * blk-mq calls ->queue_rq() in the submitter's context. When the submitter
+ * holds a plug, ->queue_rq() is (nearly always) flushing it: a bio
+ * submitted there would be added to that very plug, and a sleep would
+ * flush it again (the kernel panics of Documentation/architecture.md, "I/O
+ * contexts"). Such requests are handed to a worker of their hardware queue,
+ * as loop does with all of them; the others start at once. Both run with
+ * memalloc_noio_save(), so nothing they allocate recurses into writeback.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -169,7 +169,7 @@ void chorus_dev_submit_local(struct chorus_volume *vol, struct request *rq)
 }
 
 /*
- * Start one request in the worker's context: reads, and everything when
+ * Start one request, from queue_rq or the worker: reads, and everything when
  * there is nobody to replicate to, go to the backing device; writes and
  * flushes of an owner with peers go through replication. The peers array
  * only changes with the queue frozen, and this request holds the queue, so
@@ -216,9 +216,14 @@ static void chorus_hctx_workfn(struct work_struct *work)
 }
 
 /*
- * Called in the submitter's context, possibly from the flush of its plug:
- * never sleeps and never submits I/O. The request is checked, started and
- * queued for the hardware queue's worker.
+ * Called in the submitter's context. With a plug, that is (nearly always)
+ * the flush of that very plug: a bio submitted here would be added to the
+ * plug being walked, and a sleep would flush it again from schedule(). So
+ * then the request goes to the hardware queue's worker. Without a plug,
+ * sleeping is allowed (BLK_MQ_F_BLOCKING) and a bio submitted here waits
+ * on current->bio_list until the submitter's submit_bio() returns, so the
+ * request starts at once; what could wait for such a bio (an activity log
+ * transaction, a metadata write) is handed to a work item on the way.
  */
 static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    const struct blk_mq_queue_data *bd)
@@ -228,6 +233,7 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct request *rq = bd->rq;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
 	unsigned long flags;
+	unsigned int noio;
 
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
@@ -249,10 +255,16 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	rqd->range.in_tree = false;
 	atomic_set(&rqd->pending, 1);
 
-	spin_lock_irqsave(&ch->lock, flags);
-	list_add_tail(&rqd->wait_entry, &ch->list);
-	spin_unlock_irqrestore(&ch->lock, flags);
-	queue_work(chorus_io_wq, &ch->work);
+	if (current->plug) {
+		spin_lock_irqsave(&ch->lock, flags);
+		list_add_tail(&rqd->wait_entry, &ch->list);
+		spin_unlock_irqrestore(&ch->lock, flags);
+		queue_work(chorus_io_wq, &ch->work);
+		return BLK_STS_OK;
+	}
+	noio = memalloc_noio_save();
+	chorus_dev_start(vol, rq);
+	memalloc_noio_restore(noio);
 	return BLK_STS_OK;
 }
 
@@ -417,7 +429,7 @@ int chorus_dev_create(struct chorus_volume *vol, struct netlink_ext_ack *extack)
 	set->queue_depth = chorus_queue_depth;
 	set->numa_node = NUMA_NO_NODE;
 	set->cmd_size = sizeof(struct chorus_rq);
-	set->flags = BLK_MQ_F_SHOULD_MERGE;
+	set->flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_BLOCKING;
 	set->driver_data = vol;
 	ret = blk_mq_alloc_tag_set(set);
 	if (ret)
@@ -480,7 +492,8 @@ void chorus_dev_destroy(struct chorus_volume *vol)
  *
  * Registers the major and creates the I/O workqueue. It may be needed to
  * make progress under memory pressure (writeback to a volume), hence
- * WQ_MEM_RECLAIM; WQ_HIGHPRI because every request passes through it.
+ * WQ_MEM_RECLAIM; WQ_HIGHPRI because every plugged request passes through
+ * it.
  *
  * Return: 0 or a negative errno, with nothing left registered.
  */

@@ -368,11 +368,14 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
  *
  * A write whose activity log extents are on disk already (the common case)
  * starts here. One that needs a log transaction, or room in the log, goes
- * to chorus_repl.defer_work, so that the requests queued behind it on the
- * same hardware queue do not wait for that disk write.
+ * to chorus_repl.defer_work: in a submitter's context the bios we submit
+ * wait on current->bio_list until we return, so waiting here for a log
+ * write, or for other writes to complete, could never end; in the hardware
+ * queue's worker, the requests queued behind it would wait for that disk
+ * write.
  *
- * Context: the hardware queue's worker (process context, no plug but its
- * own, GFP_NOIO scope); may sleep.
+ * Context: queue_rq without a plug, or the hardware queue's worker;
+ * process context, GFP_NOIO scope; may sleep.
  */
 void chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 {
