@@ -38,25 +38,7 @@ static void __replicas_identical(struct __test_metadata *_metadata)
 #define replicas_identical() __replicas_identical(_metadata)
 
 /* Both nodes up with @transport, vm1 owner, connected. */
-static void __start(struct __test_metadata *_metadata, const char *transport)
-{
-	static const int other[3] = { 0, 2, 1 };
-	int vm;
-
-	for (vm = 1; vm <= 2; vm++)
-		rl_transports[vm] = transport;
-	for (vm = 2; vm >= 1; vm--)
-		ASSERT_EQ(0, rl_node_up(vm, true, "none", &other[vm], 1))
-			TH_LOG("vm%d setup failed", vm);
-	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " replica >/dev/null", rl_ctl()));
-	ASSERT_EQ(0, rl_on(1, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
-			   EPOCH));
-	ASSERT_EQ(0, rl_on(PEER, "%s peer connect " VOL " 1 >/dev/null", rl_ctl()));
-	ASSERT_EQ(0, rl_on(1, "%s peer connect " VOL " 2 >/dev/null", rl_ctl()));
-	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
-	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "connected", 30));
-}
-#define start(transport) __start(_metadata, transport)
+#define start(transport) rl_start_pair(transport, 1, EPOCH)
 
 /* Field @field of path @transport of peer @node on @vm. */
 static uint64_t path_u64(int vm, int node, const char *transport, const char *field)

@@ -74,26 +74,6 @@ FIXTURE_VARIANT_ADD(workload, nvmf) {
 /* Run on the VM of the workload. */
 #define wl(...) rl_on(self->vm, __VA_ARGS__)
 
-static void __start_replicas(struct __test_metadata *_metadata, const char *transport)
-{
-	static const int other[3] = { 0, 2, 1 };
-	int vm;
-
-	for (vm = 1; vm <= 2; vm++)
-		rl_transports[vm] = transport;
-	for (vm = 2; vm >= 1; vm--)
-		ASSERT_EQ(0, rl_node_up(vm, true, "none", &other[vm], 1))
-			TH_LOG("vm%d setup failed", vm);
-	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " replica >/dev/null", rl_ctl()));
-	ASSERT_EQ(0, rl_on(1, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
-			   EPOCH));
-	ASSERT_EQ(0, rl_on(PEER, "%s peer connect " VOL " 1 >/dev/null", rl_ctl()));
-	ASSERT_EQ(0, rl_on(1, "%s peer connect " VOL " 2 >/dev/null", rl_ctl()));
-	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
-	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "connected", 30));
-	ASSERT_TRUE(rl_wait_peer(1, PEER, "active_transport", transport, 5));
-}
-
 /* vm1 exports /dev/chorus0 over NVMe/TCP; vm2 connects; self->dev is the namespace. */
 static void __start_nvmf(struct __test_metadata *_metadata, FIXTURE_DATA(workload) *self)
 {
@@ -144,7 +124,8 @@ FIXTURE_SETUP(workload)
 	snprintf(self->dev, sizeof(self->dev), "/dev/chorus0");
 
 	if (variant->replicas == 2) {
-		__start_replicas(_metadata, variant->transport);
+		rl_start_pair(variant->transport, 1, EPOCH);
+		ASSERT_TRUE(rl_wait_peer(1, PEER, "active_transport", variant->transport, 5));
 	} else {
 		ASSERT_EQ(0, rl_node_up(1, false, "none", NULL, 0)) TH_LOG("vm1 setup failed");
 		if (variant->nvmf)
@@ -152,9 +133,16 @@ FIXTURE_SETUP(workload)
 	}
 }
 
+/* An ASSERT failing in a 6.1 harness teardown enters it again: once is enough. */
+static bool wl_teardown_entered;
+
 FIXTURE_TEARDOWN(workload)
 {
 	int rc;
+
+	if (wl_teardown_entered)
+		return;
+	wl_teardown_entered = true;
 
 	wl("umount " MNT " 2>/dev/null; rmdir /sys/fs/cgroup/chorus-wl 2>/dev/null; true");
 	rl_on(PEER, "timeout 120 nvme disconnect -n " NQN " >/dev/null 2>&1; true");
@@ -165,7 +153,7 @@ FIXTURE_TEARDOWN(workload)
 		   " && rmmod chorus; fi", rl_ctl());
 	env_teardown(_metadata, &self->env);
 	rl_node_down(PEER);
-	ASSERT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2 failed");
+	EXPECT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2 failed");
 }
 
 #define MD5(dev) "dd if=" dev " bs=1M count=%d iflag=direct status=none | md5sum | cut -c1-32"
@@ -221,10 +209,38 @@ TEST_F_TIMEOUT(workload, fsync_storm, 600)
 }
 
 /*
+ * The same flush storm through device-mapper stacked on the volume: dm's
+ * submit_bio hands chorus its bios from inside another driver's
+ * submit_bio (current->bio_list), under the writers' plugs.
+ */
+TEST_F_TIMEOUT(workload, fsync_storm_under_dm, 600)
+{
+	uint64_t flushes = vol_counter("flushes");
+
+	if (variant->nvmf)
+		SKIP(return, "dm on the host's namespace does not stack on chorus");
+	env_on_cleanup(&self->env, true, "dmsetup remove --noudevsync chorus-wl 2>/dev/null; true");
+	ASSERT_EQ(0, wl("modprobe dm-mod && dmsetup create --noudevsync chorus-wl --table "
+			"\"0 $(blockdev --getsz %s) linear %s 0\"", self->dev, self->dev));
+	/* No udev in the lab, so no /dev/mapper link: devtmpfs has /dev/dm-N. */
+	ASSERT_EQ(0, wl("for d in /sys/block/dm-*; do [ \"$(cat $d/dm/name)\" = chorus-wl ] && "
+			"dm=/dev/${d##*/}; done; test -b \"$dm\" && "
+			"fio --name=flushes --filename=$dm --bs=4k "
+			"--rw=randwrite --norandommap --fsync=1 --number_ios=128 --numjobs=64 "
+			"--group_reporting --output-format=terse --terse-version=3 >/dev/null"))
+		TH_LOG("fio through dm failed");
+	ASSERT_EQ(0, wl("dmsetup remove --noudevsync chorus-wl"));
+	EXPECT_LE(flushes + 500, vol_counter("flushes")) TH_LOG("few flushes reached chorus");
+	data_identical();
+}
+
+/*
  * A file system with the atomic-replace pattern: each file written under a
  * temporary name, fsync'd, renamed, the directory fsync'd; some replaced,
- * some deleted (fs_workload.py). After a remount every acknowledged change
- * is there and nothing else; fsck finds nothing to repair.
+ * some deleted (fs_workload.py); then a tree copied in and the issue's
+ * reproduction, 16 MiB by dd with conv=fsync. After a remount every
+ * acknowledged change is there and nothing else; fsck finds nothing to
+ * repair.
  */
 static void __fs_case(struct __test_metadata *_metadata, FIXTURE_DATA(workload) *self,
 		      const FIXTURE_VARIANT(workload) *variant, const char *mkfs,
@@ -237,11 +253,14 @@ static void __fs_case(struct __test_metadata *_metadata, FIXTURE_DATA(workload) 
 	ASSERT_EQ(0, wl("%s %s && mkdir -p " MNT " && mount %s " MNT, mkfs, self->dev,
 			self->dev));
 	ASSERT_EQ(0, wl("mkdir " MNT "/files && %s write " MNT "/files --files 150 --seed 3 "
-			"> /tmp/wl-acked.log && cp -a /usr/share/doc/fio " MNT "/doc && sync", cmd))
+			"> /tmp/wl-acked.log && cp -a /usr/share/doc/fio " MNT "/doc && "
+			"head -c 16M /dev/urandom > /tmp/wl-dd && "
+			"dd if=/tmp/wl-dd of=" MNT "/dd bs=1M conv=fsync status=none && sync", cmd))
 		TH_LOG("the file workload failed");
 	ASSERT_EQ(0, wl("umount " MNT " && mount %s " MNT " && "
 			"%s verify " MNT "/files /tmp/wl-acked.log && "
-			"diff -r /usr/share/doc/fio " MNT "/doc && umount " MNT, self->dev, cmd))
+			"diff -r /usr/share/doc/fio " MNT "/doc && cmp /tmp/wl-dd " MNT "/dd && "
+			"umount " MNT " && rm -f /tmp/wl-dd", self->dev, cmd))
 		TH_LOG("after a remount the files are not what was written");
 	EXPECT_EQ(0, wl("%s %s", fsck, self->dev)) TH_LOG("fsck is not clean");
 	data_identical();

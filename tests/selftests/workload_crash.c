@@ -40,7 +40,6 @@ FIXTURE(workload_crash) {
 
 FIXTURE_SETUP(workload_crash)
 {
-	static const int other[3] = { 0, 2, 1 };
 	const char *count = getenv("CHORUS_VM_COUNT"), *lab = getenv("LAB_DIR");
 	int vm;
 
@@ -56,21 +55,19 @@ FIXTURE_SETUP(workload_crash)
 		rl_on(vm, "pkill -x postgres; pkill -x pgbench; umount " MNT " 2>/dev/null; true");
 		rl_node_down(vm);
 	}
-	for (vm = 2; vm >= 1; vm--)
-		ASSERT_EQ(0, rl_node_up(vm, true, "none", &other[vm], 1))
-			TH_LOG("vm%d setup failed", vm);
-	ASSERT_EQ(0, rl_on(1, "%s volume role " VOL " replica >/dev/null", rl_ctl()));
-	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
-			   EPOCH));
-	ASSERT_EQ(0, rl_on(1, "%s peer connect " VOL " 2 >/dev/null", rl_ctl()));
-	ASSERT_EQ(0, rl_on(PEER, "%s peer connect " VOL " 1 >/dev/null", rl_ctl()));
-	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "connected", 30));
-	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
+	rl_start_pair("tcp", PEER, EPOCH);
 }
+
+/* An ASSERT failing in a 6.1 harness teardown enters it again: once is enough. */
+static bool wlc_teardown_entered;
 
 FIXTURE_TEARDOWN(workload_crash)
 {
 	int rc;
+
+	if (wlc_teardown_entered)
+		return;
+	wlc_teardown_entered = true;
 
 	/* A case that failed with vm2 killed: boot it (a fresh log, mark it). */
 	if (!rl_vm_alive(PEER))
@@ -82,7 +79,7 @@ FIXTURE_TEARDOWN(workload_crash)
 		   " && rmmod chorus; fi", rl_ctl());
 	env_teardown(_metadata, &self->env);
 	rl_node_down(PEER);
-	ASSERT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2 failed");
+	EXPECT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2 failed");
 }
 
 /*

@@ -232,6 +232,35 @@ static inline bool rl_wait_peer(int vm, int node, const char *field, const char 
 	return false;
 }
 
+/*
+ * Nodes 1 and 2 up on zeroed, identical volumes (no initial sync), each
+ * declaring the other with @transport; @owner becomes the owner at @epoch
+ * and the other its replica; both connect and see each other connected.
+ */
+static inline void __rl_start_pair(struct __test_metadata *_metadata, const char *transport,
+				   int owner, int epoch)
+{
+	static const int other[3] = { 0, 2, 1 };
+	int vm;
+
+	for (vm = 1; vm <= 2; vm++)
+		rl_transports[vm] = transport;
+	for (vm = 2; vm >= 1; vm--)
+		ASSERT_EQ(0, rl_node_up(vm, true, "none", &other[vm], 1))
+			TH_LOG("vm%d setup failed", vm);
+	ASSERT_EQ(0, rl_on(3 - owner, "%s volume role " RL_VOL " replica >/dev/null",
+			   rl_ctl()));
+	ASSERT_EQ(0, rl_on(owner, "%s volume role " RL_VOL " owner --epoch %d >/dev/null",
+			   rl_ctl(), epoch));
+	for (vm = 2; vm >= 1; vm--)
+		ASSERT_EQ(0, rl_on(vm, "%s peer connect " RL_VOL " %d >/dev/null", rl_ctl(),
+				   other[vm]));
+	ASSERT_TRUE(rl_wait_peer(1, 2, "conn_state", "connected", 30));
+	ASSERT_TRUE(rl_wait_peer(2, 1, "conn_state", "connected", 30));
+}
+#define rl_start_pair(transport, owner, epoch) \
+	__rl_start_pair(_metadata, transport, owner, epoch)
+
 #define RL_MD5_CMD "dd if=" RL_BACKING " bs=1M count=%d iflag=direct status=none | " \
 		   "md5sum | cut -c1-32"
 
