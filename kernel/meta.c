@@ -57,11 +57,10 @@ static int chorus_meta_rw_block(struct block_device *bdev, sector_t sector,
 	w.bio = &bio;
 	if (current->bio_list) {
 		/*
-		 * Inside someone's submit_bio a bio we submit would only
-		 * start once that submitter returns, and we would wait for
-		 * it forever. The I/O path never gets here so (dev.c starts
-		 * requests from its own workers); this keeps any future
-		 * caller safe: submit from a work item instead.
+		 * Inside someone's submit_bio (a bitmap write of a request
+		 * started from queue_rq without a plug) a bio we submit
+		 * would only start once that submitter returns, and we
+		 * would wait for it forever: submit it from a work item.
 		 */
 		INIT_WORK_ONSTACK(&w.work, chorus_meta_io_workfn);
 		queue_work(chorus_wq, &w.work);

@@ -385,7 +385,6 @@ void chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 	memset(rqd->seq, 0, sizeof(rqd->seq));
 	memset(rqd->sent_gen, 0, sizeof(rqd->sent_gen));
 	INIT_LIST_HEAD(&rqd->wait_entry);
-	rqd->range.in_tree = false;
 	rqd->al_held = false;
 
 	if (req_op(rq) != REQ_OP_FLUSH && !chorus_al_try_begin(vol, rq)) {
