@@ -14,13 +14,16 @@ DESTDIR ?=
 
 .DEFAULT_GOAL := all
 .PHONY: help all deps module userspace selftests lint lint-kernel lint-cpp \
-	unit vmtest check demo bench install clean
+	unit vmtest check check-debug debug-kernel module-debug demo bench install clean
 
 help:
 	@echo 'chorus - targets'
 	@echo '  make deps       install the Debian packages everything needs (idempotent)'
 	@echo '  make            build chorus.ko, chorusctl, chorusd and the selftests'
 	@echo '  make check      deps + build + lint + unit tests + VM tests (what CI runs)'
+	@echo '  make check-debug  the VM tests on the debug lab kernel (lockdep, KASAN, KFENCE,'
+	@echo '                  kmemleak): the gate for changes to kernel/ (FILTER=name)'
+	@echo '  make debug-kernel  build the debug lab kernel only (cached; resumes if stopped)'
 	@echo '  make demo       deps + build + boot 2 VMs and export a volume over NVMe-oF'
 	@echo '  make module     build chorus.ko only (KVER=$(KVER))'
 	@echo '  make userspace  build chorusctl, chorusd and the unit tests (build/bin)'
@@ -75,6 +78,30 @@ check: deps
 	$(MAKE) lint
 	$(MAKE) unit
 	$(MAKE) vmtest
+
+# The debug lab kernel (tools/vm/debug-kernel/build: cached outside the checkout, resumes)
+# and chorus.ko built for it in build/modules/<release>/, where tools/insmod-chorus looks
+# first in a guest running that release.
+debug-kernel:
+	@$(ROOT)/tools/vm/debug-kernel/build
+
+DEBUG_KVER = $(shell $(ROOT)/tools/vm/debug-kernel/build --print-kver)
+DEBUG_MOD  = $(BUILD)/modules/$(DEBUG_KVER)
+
+module-debug:
+	@test -n "$(DEBUG_KVER)" || { echo 'no debug lab kernel: make debug-kernel'; exit 1; }
+	mkdir -p $(DEBUG_MOD)/kernel
+	cp $(ROOT)/Kbuild $(DEBUG_MOD)/
+	cp $(ROOT)/kernel/*.[ch] $(DEBUG_MOD)/kernel/
+	cp -a $(ROOT)/include $(DEBUG_MOD)/
+	$(MAKE) -C /lib/modules/$(DEBUG_KVER)/build M=$(DEBUG_MOD) W=1 modules
+
+check-debug: deps
+	$(MAKE) all
+	$(MAKE) debug-kernel
+	$(MAKE) module-debug
+	KVER=$$($(ROOT)/tools/vm/debug-kernel/build --print-kver) \
+		$(ROOT)/tests/selftests/run --no-build $(if $(FILTER),--filter $(FILTER))
 
 demo: deps
 	$(MAKE) all

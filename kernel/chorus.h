@@ -59,6 +59,16 @@ struct chorus_meta {
 
 /**
  * struct chorus_stats - per-CPU I/O counters of a volume
+ * @reads: completed read requests
+ * @read_bytes: bytes they read
+ * @writes: completed write requests
+ * @write_bytes: bytes they wrote
+ * @flushes: completed flush requests
+ * @fua_writes: completed writes with FUA
+ * @discards: completed discards
+ * @write_zeroes: completed write-zeroes requests
+ * @errors: requests completed with an error
+ * @stale_epoch: messages and handshakes refused for a stale epoch
  *
  * Updated with this_cpu_*() on request completion, which may run in hard
  * irq context; readers sum over all CPUs and accept a slightly stale total.
@@ -234,8 +244,5 @@ int chorus_dev_freeze(struct chorus_volume *vol, struct netlink_ext_ack *extack)
 void chorus_dev_unfreeze(struct chorus_volume *vol);
 
 /* transport_tcp.c, peer.c */
-void chorus_listener_exit(void);
-int chorus_peer_module_init(void);
-void chorus_peer_module_exit(void);
 
 #endif /* CHORUS_H */

@@ -355,6 +355,9 @@ static int chorus_open(struct block_device *bdev, fmode_t mode)
 	mutex_lock(&vol->lock);
 	if (vol->dying)
 		ret = -ENXIO;
+	/* A replica's device is read-only: say so at open, as DRBD does. */
+	else if ((mode & FMODE_WRITE) && bdev_read_only(bdev))
+		ret = -EROFS;
 	else
 		vol->open_count++;
 	mutex_unlock(&vol->lock);

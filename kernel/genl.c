@@ -629,13 +629,13 @@ static int chorus_genl_listen_doit(struct sk_buff *skb, struct genl_info *info)
 	ret = chorus_genl_parse_addr(info, &ss, &port);
 	if (ret)
 		return ret;
-	return chorus_listener_start(&ss, info->extack);
+	return chorus_transports_listen(&ss, info->extack);
 }
 
 static int chorus_genl_unlisten_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	/* Not under chorus_volumes_lock: handshakes in progress take it. */
-	chorus_listener_stop();
+	chorus_transports_unlisten();
 	return 0;
 }
 

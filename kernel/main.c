@@ -28,6 +28,7 @@ MODULE_PARM_DESC(queue_depth, "blk-mq queue depth of each volume (default 128)")
  */
 DEFINE_MUTEX(chorus_volumes_lock);
 static DEFINE_IDR(chorus_volumes_idr);
+struct workqueue_struct *chorus_wq;	/* sessions, replies, resync; see chorus_init() */
 static bool chorus_unloading;
 
 /* One minor per volume; the registry id is the minor. */
@@ -182,6 +183,71 @@ void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum)
 	}
 }
 
+/* What the metadata says of the volume: node id, region size, epoch, role. */
+static void chorus_volume_take_meta(struct chorus_volume *vol)
+{
+	const struct chorus_meta_super *sb = vol->meta.super;
+	int i;
+
+	vol->node_id = le32_to_cpu(sb->node_id);
+	vol->repl.region_sectors = 1ULL << (le32_to_cpu(sb->bm_shift) -
+					    SECTOR_SHIFT);
+	vol->repl.epoch = le64_to_cpu(sb->highest_epoch);
+	/*
+	 * A volume that never had peers is a standalone owner; one that had
+	 * some may be behind its owner, so it waits to be told its role.
+	 */
+	for (i = 0; i < le32_to_cpu(sb->max_peers); i++)
+		if (le32_to_cpu(sb->peers[i].node_id))
+			vol->repl.role = CHORUS_ROLE_REPLICA;
+}
+
+/*
+ * Open what a volume keeps on its backing device: the device itself, the
+ * metadata and the activity log. On failure nothing is left open.
+ */
+static int chorus_volume_open_storage(struct chorus_volume *vol,
+				      const struct chorus_volume_config *cfg,
+				      struct netlink_ext_ack *extack)
+{
+	int ret;
+
+	ret = chorus_backing_open(&vol->backing, cfg->backing_path, vol, extack);
+	if (ret)
+		return ret;
+	ret = chorus_meta_load(vol, cfg, extack);
+	if (ret)
+		goto close_backing;
+	chorus_volume_take_meta(vol);
+	ret = chorus_meta_open(vol, extack);
+	if (ret)
+		goto release_meta;
+	ret = chorus_al_attach(vol);
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "cannot load the activity log");
+		goto detach_al;
+	}
+	return 0;
+
+detach_al:
+	chorus_al_detach(vol);
+	chorus_meta_close(vol);
+release_meta:
+	chorus_meta_release(&vol->meta);
+close_backing:
+	chorus_backing_close(&vol->backing);
+	return ret;
+}
+
+/* Undo chorus_volume_open_storage(). */
+static void chorus_volume_close_storage(struct chorus_volume *vol)
+{
+	chorus_al_detach(vol);
+	chorus_meta_close(vol);
+	chorus_meta_release(&vol->meta);
+	chorus_backing_close(&vol->backing);
+}
+
 /**
  * chorus_volume_create() - attach a formatted backing device as a volume
  * @cfg: what to attach; the name must already be valid
@@ -197,7 +263,7 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 			 struct chorus_volume **out)
 {
 	struct chorus_volume *vol;
-	int ret, i;
+	int ret;
 
 	lockdep_assert_held(&chorus_volumes_lock);
 
@@ -235,38 +301,13 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	}
 	vol->index = ret;
 
-	ret = chorus_backing_open(&vol->backing, cfg->backing_path, vol, extack);
+	ret = chorus_volume_open_storage(vol, cfg, extack);
 	if (ret)
 		goto remove_id;
 
-	ret = chorus_meta_load(vol, cfg, extack);
-	if (ret)
-		goto close_backing;
-	vol->node_id = le32_to_cpu(vol->meta.super->node_id);
-	vol->repl.region_sectors = 1ULL << (le32_to_cpu(vol->meta.super->bm_shift) -
-					    SECTOR_SHIFT);
-	vol->repl.epoch = le64_to_cpu(vol->meta.super->highest_epoch);
-	/*
-	 * A volume that never had peers is a standalone owner; one that had
-	 * some may be behind its owner, so it waits to be told its role.
-	 */
-	for (i = 0; i < le32_to_cpu(vol->meta.super->max_peers); i++)
-		if (le32_to_cpu(vol->meta.super->peers[i].node_id))
-			vol->repl.role = CHORUS_ROLE_REPLICA;
-
-	ret = chorus_meta_open(vol, extack);
-	if (ret)
-		goto release_meta;
-
-	ret = chorus_al_attach(vol);
-	if (ret) {
-		NL_SET_ERR_MSG(extack, "cannot load the activity log");
-		goto detach_al;
-	}
-
 	ret = chorus_dev_create(vol, extack);
 	if (ret)
-		goto detach_al;
+		goto close_storage;
 	set_disk_ro(vol->disk, vol->repl.role == CHORUS_ROLE_REPLICA);
 
 	idr_replace(&chorus_volumes_idr, vol, vol->index);
@@ -276,13 +317,8 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	*out = vol;
 	return 0;
 
-detach_al:
-	chorus_al_detach(vol);
-	chorus_meta_close(vol);
-release_meta:
-	chorus_meta_release(&vol->meta);
-close_backing:
-	chorus_backing_close(&vol->backing);
+close_storage:
+	chorus_volume_close_storage(vol);
 remove_id:
 	idr_remove(&chorus_volumes_idr, vol->index);
 free_stats:
@@ -327,10 +363,7 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	chorus_dev_destroy(vol);
 	/* No I/O is left to change the state. */
 	cancel_work_sync(&vol->state_work);
-	chorus_al_detach(vol);
-	chorus_meta_close(vol);
-	chorus_meta_release(&vol->meta);
-	chorus_backing_close(&vol->backing);
+	chorus_volume_close_storage(vol);
 	free_percpu(vol->stats);
 	mutex_destroy(&vol->lock);
 	kfree(vol);
@@ -347,12 +380,16 @@ static int __init chorus_init(void)
 	}
 
 	chorus_sysfs_init();
-	ret = chorus_peer_module_init();
+	/* Sessions, replies and resync: may be needed to write back memory. */
+	chorus_wq = alloc_workqueue("chorus", WQ_MEM_RECLAIM, 0);
+	if (!chorus_wq)
+		return -ENOMEM;
+	ret = chorus_transports_init();
 	if (ret)
-		return ret;
+		goto destroy_wq;
 	ret = chorus_dev_major_register();
 	if (ret)
-		goto exit_peer;
+		goto exit_transports;
 
 	ret = chorus_genl_register();
 	if (ret)
@@ -363,8 +400,10 @@ static int __init chorus_init(void)
 
 unregister_major:
 	chorus_dev_major_unregister();
-exit_peer:
-	chorus_peer_module_exit();
+exit_transports:
+	chorus_transports_exit();
+destroy_wq:
+	destroy_workqueue(chorus_wq);
 	return ret;
 }
 
@@ -374,7 +413,7 @@ static void __exit chorus_exit(void)
 	int id;
 
 	/* Handshakes under way take chorus_volumes_lock: finish them first. */
-	chorus_listener_exit();
+	chorus_transports_unlisten();
 
 	/*
 	 * An open volume holds a reference on the module, so every volume
@@ -388,7 +427,8 @@ static void __exit chorus_exit(void)
 
 	chorus_genl_unregister();
 	chorus_dev_major_unregister();
-	chorus_peer_module_exit();
+	chorus_transports_exit();
+	destroy_workqueue(chorus_wq);
 	idr_destroy(&chorus_volumes_idr);
 	pr_info("unloaded\n");
 }

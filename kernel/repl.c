@@ -22,7 +22,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blk-mq.h>
-#include <linux/crc32c.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <net/netlink.h>
@@ -850,43 +849,20 @@ static int chorus_owner_ack(struct chorus_conn *conn,
 }
 
 /**
- * chorus_conn_recv() - act on one received message
+ * chorus_repl_recv() - act on one received message, checked
  * @conn: the connection it came on, part of an established session
- * @hdr: the header, already checked by chorus_wire_check_hdr()
+ * @hdr: the header, checked by chorus_conn_recv()
  * @pages: the payload, owned by this function from now on; NULL if none
  * @nr_pages: entries of @pages
  *
+ * The one entry from the connections up into replication.
  * Context: the transport's receive context; may sleep.
  * Return: 0, or a negative errno that closes the session.
  */
-int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
+int chorus_repl_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 		     struct page **pages, unsigned int nr_pages)
 {
 	struct chorus_peer *peer = conn->peer;
-	const char *why;
-
-	WRITE_ONCE(peer->last_rx, jiffies);
-	if (chorus_wire_check_range(peer->vol, hdr, &why)) {
-		pr_warn_ratelimited("%s: peer %u: message out of range, bad %s; closing\n",
-				    peer->vol->name, peer->node_id, why);
-		goto proto;
-	}
-	if (le16_to_cpu(hdr->flags) & CHORUS_MSG_F_PAYLOAD_CRC) {
-		u32 crc = ~0U;
-		unsigned int i, left = le32_to_cpu(hdr->payload_len);
-
-		for (i = 0; i < nr_pages; i++) {
-			unsigned int n = min_t(unsigned int, left, PAGE_SIZE);
-
-			crc = crc32c(crc, page_address(pages[i]), n);
-			left -= n;
-		}
-		if (~crc != le32_to_cpu(hdr->payload_crc)) {
-			pr_warn_ratelimited("%s: peer %u: bad payload_crc; closing\n",
-					    peer->vol->name, peer->node_id);
-			goto proto;
-		}
-	}
 
 	switch (hdr->type) {
 	case CHORUS_MSG_WRITE:

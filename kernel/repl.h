@@ -3,7 +3,10 @@
  * chorus - replicated block storage: peers, sessions and the replication
  * state of a volume. Documentation/replication.md explains the model.
  *
- *   peer.c           peers of a volume: sessions, handshake, heartbeat
+ *   peer.c           peers of a volume: add, delete, the write set
+ *   session.c        sessions: dial, establish, heartbeat, fail, tear down
+ *   handshake.c      HELLO and HELLO_ACK on each connection of a session
+ *   conn.c           connections: send, replies, receive checks
  *   repl.c           the owner's write path and the replica's apply path
  *   wire.c           building and checking wire messages
  *   bitmap.c         per-peer dirty bitmaps, in memory and on disk
@@ -17,7 +20,10 @@
  * chorus_conn.send_mutex are taken inside any of them, for one send;
  * the spinlocks (chorus_repl.peers_lock, chorus_peer.lock,
  * chorus_repl.tree_lock) are innermost and never nest in one another except
- * peers_lock > chorus_peer.lock.
+ * peers_lock > chorus_peer.lock. The RDMA transport's own locks come before
+ * none of these: chorus_rdma_queue.cm_mutex > chorus_rdma_mutex >
+ * chorus_rdma_queue.lock > chorus_peer.lock (a queue failing its peer).
+ * Documentation/architecture.md quotes this list; keep them the same.
  */
 #ifndef CHORUS_REPL_H
 #define CHORUS_REPL_H
@@ -31,6 +37,8 @@
 #include <linux/xarray.h>
 #include <chorus/wire.h>
 
+#include "transport.h"
+
 struct chorus_volume;
 struct chorus_peer;
 struct netlink_ext_ack;
@@ -39,84 +47,6 @@ struct request;
 struct chorus_rdma_queue;
 
 #define CHORUS_HANDSHAKE_TIMEOUT_MS	5000
-
-/**
- * struct chorus_msg_data - data sent after a header, never copied
- * @rq: send the data of this request's bios, or
- * @pages: send @len bytes from these pages (each full but the last)
- * @len: bytes of @pages
- * @more: more messages follow at once on this connection: the transport may
- *	hold this one back until the next (TCP: MSG_MORE), so that a batch of
- *	acks leaves in as few segments as it fits
- */
-struct chorus_msg_data {
-	struct request *rq;
-	struct page **pages;
-	unsigned int len;
-	bool more;
-};
-
-/**
- * struct chorus_transport_ops - what a transport provides
- * @name: "tcp" or "rdma"
- * @transport: %CHORUS_TRANSPORT_TCP or %CHORUS_TRANSPORT_RDMA
- * @connect: dial @addr; on success the connection can send and
- *	chorus_transport_ops.recv_sync works. May sleep.
- * @send: send a header, an optional small @body (HELLO, VERIFY_REQ) and
- *	optional data, in order with other sends on @conn. May sleep; callers
- *	serialise with chorus_conn.send_mutex.
- * @recv_sync: receive one header and up to @body_len bytes of payload into
- *	@body, waiting at most @timeout_ms; used for the handshake only.
- * @start_rx: start receiving: each message is handed to chorus_conn_recv()
- *	from the transport's own context until an error or @shutdown.
- * @shutdown: fail pending and future sends and receives; may wait briefly
- *	(RDMA: up to 500 ms) for sends already made to reach the peer
- * @stop_rx: wait until the receive context has stopped
- * @release: free the transport's part of @conn
- */
-struct chorus_transport_ops {
-	const char *name;
-	u32 transport;
-	int (*connect)(struct chorus_conn *conn,
-		       const struct sockaddr_storage *addr, int timeout_ms);
-	int (*send)(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
-		    const void *body, const struct chorus_msg_data *data);
-	int (*recv_sync)(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
-			 void *body, size_t body_len, int timeout_ms);
-	int (*start_rx)(struct chorus_conn *conn);
-	void (*shutdown)(struct chorus_conn *conn);
-	void (*stop_rx)(struct chorus_conn *conn);
-	void (*release)(struct chorus_conn *conn);
-};
-
-extern const struct chorus_transport_ops chorus_tcp_ops;
-extern const struct chorus_transport_ops chorus_rdma_ops;
-
-/**
- * struct chorus_conn - one connection of a peer's session
- * @peer: the peer, set once the handshake named it
- * @ops: the transport
- * @sock: TCP: the socket
- * @queue: RDMA: the queue pair and its buffers
- * @rx_thread: the receive thread
- * @index: position in the session
- * @gen: the session generation it belongs to
- * @send_mutex: serialises sends, so messages never interleave
- * @replies: replies to send from process context (acks, PONG)
- * @reply_work: sends @replies
- */
-struct chorus_conn {
-	struct chorus_peer *peer;
-	const struct chorus_transport_ops *ops;
-	struct socket *sock;
-	struct chorus_rdma_queue *queue;
-	struct task_struct *rx_thread;
-	int index;
-	u32 gen;
-	struct mutex send_mutex; /* serialises sends */
-	struct llist_head replies;
-	struct work_struct reply_work;
-};
 
 /**
  * struct chorus_reply - a reply queued from completion context
@@ -181,6 +111,7 @@ enum chorus_job {
  * @meta_slot: the peer's slot in the superblock and its bitmap; immutable
  * @addr: where to dial it; immutable
  * @address: @addr as given; immutable
+ * @port: its port; immutable
  * @transport: &enum chorus_transport; immutable
  * @nr_conns: connections per session; immutable
  *
@@ -452,6 +383,8 @@ int chorus_range_lock(struct chorus_volume *vol, struct chorus_range *range,
 		      sector_t start, sector_t nr, struct chorus_peer *peer);
 void chorus_range_unlock(struct chorus_volume *vol,
 			 struct chorus_range *range);
+int chorus_repl_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
+		     struct page **pages, unsigned int nr_pages);
 int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 		     struct page **pages, unsigned int nr_pages);
 int chorus_replica_answer(struct chorus_conn *conn,
@@ -483,17 +416,7 @@ int chorus_peer_call(struct chorus_peer *peer, struct chorus_wire_hdr *hdr,
 		     const void *body, const struct chorus_msg_data *data,
 		     struct completion *done, const char *what);
 void chorus_wait_for_stop(void);
-int chorus_listener_start(const struct sockaddr_storage *addr,
-			  struct netlink_ext_ack *extack);
-void chorus_listener_stop(void);
 
-/* transport_rdma.c */
-int chorus_rdma_init(void);
-void chorus_rdma_exit(void);
-int chorus_rdma_listen(const struct sockaddr_storage *addr,
-		       struct netlink_ext_ack *extack);
-void chorus_rdma_unlisten(void);
-bool chorus_rdma_probe(const struct sockaddr_storage *addr, int timeout_ms);
 int chorus_handshake_accepted(struct chorus_conn *conn);
 struct chorus_conn *chorus_conn_alloc(const struct chorus_transport_ops *ops);
 void chorus_conn_free(struct chorus_conn *conn);

@@ -92,18 +92,25 @@ void chorus_rdma_kill(struct chorus_rdma_queue *q, const char *why)
 	wake_up_all(&q->wait);
 }
 
-/* Fail a queue from outside its owner: kill it and tell the peer. */
+/*
+ * Fail a queue from outside its owner: kill it and tell the peer. A queue
+ * already released has no connection any more (chorus_rdma_release()).
+ */
 static void chorus_rdma_fail(struct chorus_rdma_queue *q, const char *why)
 {
-	struct chorus_conn *conn = q->conn;
+	struct chorus_conn *conn;
+	unsigned long flags;
 
 	chorus_rdma_kill(q, why);
 	if (!q->established && !q->acceptor) {
 		q->cm_error = -ENODEV;
 		complete(&q->cm_done);
 	}
-	if (conn->peer && conn->gen)
+	spin_lock_irqsave(&q->lock, flags);
+	conn = q->conn;
+	if (conn && conn->peer && conn->gen)
 		chorus_peer_fail(conn->peer, conn->gen, why);
+	spin_unlock_irqrestore(&q->lock, flags);
 }
 
 static bool chorus_rdma_dev_removing(struct ib_device *dev)
@@ -217,7 +224,8 @@ static struct chorus_rdma_queue *chorus_rdma_queue_alloc(struct chorus_conn *con
 
 static void chorus_rdma_queue_free(struct chorus_rdma_queue *q)
 {
-	q->conn->queue = NULL;
+	if (q->conn)
+		q->conn->queue = NULL;
 	mutex_lock(&chorus_rdma_mutex);
 	list_del(&q->entry);
 	mutex_unlock(&chorus_rdma_mutex);
@@ -470,6 +478,26 @@ static void chorus_rdma_stop_rx(struct chorus_conn *conn)
 	}
 }
 
+/*
+ * The IB side of a released queue goes away here, off the releaser's path:
+ * a device may take long to destroy a QP (soft-RoCE waits up to 50 s for
+ * the QP's last reference), and a session's teardown, its move to TCP and
+ * every other peer must not wait with it. The queue stays on
+ * chorus_rdma_queues until freed, so a device removal and module unload
+ * still wait for it.
+ */
+static void chorus_rdma_reap_workfn(struct work_struct *work)
+{
+	struct chorus_rdma_queue *q =
+		container_of(work, struct chorus_rdma_queue, reap_work);
+
+	chorus_rdma_destroy_ib(q);
+	chorus_rdma_msg_reset(q);
+	if (q->cm_id && q->own_id)
+		rdma_destroy_id(q->cm_id);
+	chorus_rdma_queue_free(q);
+}
+
 static void chorus_rdma_release(struct chorus_conn *conn)
 {
 	struct chorus_rdma_queue *q = conn->queue;
@@ -482,16 +510,31 @@ static void chorus_rdma_release(struct chorus_conn *conn)
 	mutex_unlock(&q->cm_mutex);
 	if (q->acceptor && q->accept_queued && current_work() != &q->accept_work)
 		cancel_work_sync(&q->accept_work);
-	chorus_rdma_destroy_ib(q);
-	chorus_rdma_msg_reset(q);
-	if (q->cm_id && q->own_id)
-		rdma_destroy_id(q->cm_id);
-	chorus_rdma_queue_free(q);
+	/* CM events and device removal no longer reach @conn, freed next. */
+	spin_lock_irq(&q->lock);
+	q->conn = NULL;
+	spin_unlock_irq(&q->lock);
+	conn->queue = NULL;
+	INIT_WORK(&q->reap_work, chorus_rdma_reap_workfn);
+	queue_work(chorus_rdma_wq, &q->reap_work);
 }
+
+static bool chorus_rdma_probe(const struct sockaddr_storage *addr,
+			      int timeout_ms);
+static int chorus_rdma_listen(const struct sockaddr_storage *addr,
+			      struct netlink_ext_ack *extack);
+static void chorus_rdma_unlisten(void);
+static int chorus_rdma_init(void);
+static void chorus_rdma_exit(void);
 
 const struct chorus_transport_ops chorus_rdma_ops = {
 	.name		= "rdma",
 	.transport	= CHORUS_TRANSPORT_RDMA,
+	.init		= chorus_rdma_init,
+	.exit		= chorus_rdma_exit,
+	.listen		= chorus_rdma_listen,
+	.unlisten	= chorus_rdma_unlisten,
+	.probe		= chorus_rdma_probe,
 	.connect	= chorus_rdma_connect,
 	.send		= chorus_rdma_send,
 	.recv_sync	= chorus_rdma_recv_sync,
@@ -513,7 +556,8 @@ const struct chorus_transport_ops chorus_rdma_ops = {
  * Context: process context; sleeps.
  * Return: true when the connection was established.
  */
-bool chorus_rdma_probe(const struct sockaddr_storage *addr, int timeout_ms)
+static bool chorus_rdma_probe(const struct sockaddr_storage *addr,
+			      int timeout_ms)
 {
 	struct chorus_conn *conn;
 	bool ok;
@@ -538,8 +582,8 @@ bool chorus_rdma_probe(const struct sockaddr_storage *addr, int timeout_ms)
  * Context: process context.
  * Return: 0 or a negative errno.
  */
-int chorus_rdma_listen(const struct sockaddr_storage *addr,
-		       struct netlink_ext_ack *extack)
+static int chorus_rdma_listen(const struct sockaddr_storage *addr,
+			      struct netlink_ext_ack *extack)
 {
 	struct sockaddr_storage any = {};
 	struct rdma_cm_id *id;
@@ -585,7 +629,7 @@ destroy_id:
  * Handshakes under way finish on chorus_rdma_wq.
  * Context: process context.
  */
-void chorus_rdma_unlisten(void)
+static void chorus_rdma_unlisten(void)
 {
 	struct rdma_cm_id *id;
 
@@ -678,7 +722,7 @@ DEFINE_SHOW_ATTRIBUTE(chorus_rdma_stats);
  *
  * Return: 0 or a negative errno.
  */
-int chorus_rdma_init(void)
+static int chorus_rdma_init(void)
 {
 	int ret;
 
@@ -702,9 +746,9 @@ int chorus_rdma_init(void)
 }
 
 /**
- * chorus_rdma_exit() - unregister; every queue is gone already
+ * chorus_rdma_exit() - unregister; every queue is gone or being reaped
  */
-void chorus_rdma_exit(void)
+static void chorus_rdma_exit(void)
 {
 	debugfs_remove(chorus_rdma_debugfs);
 	chorus_rdma_unlisten();

@@ -168,7 +168,8 @@ struct chorus_rdma_builder {
 
 /**
  * struct chorus_rdma_queue - the RDMA side of a chorus_conn
- * @conn: the connection
+ * @conn: the connection; NULL once released (the reap outlives it), read
+ *	under @lock by those that do not own the queue
  * @cm_id: its rdma_cm id
  * @own_id: @cm_id is ours to destroy (not while rdma_cm sets up a child)
  * @dev: the device, once the route is known
@@ -186,6 +187,7 @@ struct chorus_rdma_builder {
  * @accept_queued: @accept_work was queued; set in CM event context only
  * @accept_work: runs the acceptor's handshake, or frees a queue that died
  *	before it
+ * @reap_work: destroys the IB resources and frees the queue after release
  * @lock: protects the fields below it, taken in softirq
  * @dead: no more sends or receives; @why says why
  * @why: the reason
@@ -245,6 +247,7 @@ struct chorus_rdma_queue {
 	bool acceptor;
 	bool accept_queued;
 	struct work_struct accept_work;
+	struct work_struct reap_work;
 
 	spinlock_t lock; /* see above */
 	bool dead;

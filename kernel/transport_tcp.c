@@ -290,21 +290,10 @@ static void chorus_tcp_release(struct chorus_conn *conn)
 	}
 }
 
-const struct chorus_transport_ops chorus_tcp_ops = {
-	.name		= "tcp",
-	.transport	= CHORUS_TRANSPORT_TCP,
-	.connect	= chorus_tcp_connect,
-	.send		= chorus_tcp_send,
-	.recv_sync	= chorus_tcp_recv_sync,
-	.start_rx	= chorus_tcp_start_rx,
-	.shutdown	= chorus_tcp_shutdown,
-	.stop_rx	= chorus_tcp_stop_rx,
-	.release	= chorus_tcp_release,
-};
-
 /*
  * The listener: one per node. chorus_listen_mutex protects the two
- * pointers; the accept thread only reads chorus_listen_sock.
+ * pointers; the accept thread only gets the socket. Accepted connections
+ * shake hands on chorus_accept_wq, made at module init.
  */
 static DEFINE_MUTEX(chorus_listen_mutex);
 static struct socket *chorus_listen_sock;
@@ -360,39 +349,21 @@ static int chorus_listen_threadfn(void *data)
 	return 0;
 }
 
-/**
- * chorus_listener_start() - accept replication connections at @addr, over
- * TCP and over RDMA (see chorus_rdma_listen())
- * @addr: address and port
- * @extack: where to say what failed
- *
- * Context: process context.
- * Return: 0, -EBUSY when a listener runs, or the socket error.
+/*
+ * TCP's listen op: chorus_transports_listen() serialises it with unlisten
+ * and refuses a second listener.
  */
-int chorus_listener_start(const struct sockaddr_storage *addr,
-			  struct netlink_ext_ack *extack)
+static int chorus_tcp_listen(const struct sockaddr_storage *addr,
+			     struct netlink_ext_ack *extack)
 {
 	struct task_struct *t;
 	struct socket *sock;
 	int ret;
 
-	mutex_lock(&chorus_listen_mutex);
-	if (chorus_listen_sock) {
-		NL_SET_ERR_MSG(extack, "already listening: unlisten first");
-		ret = -EBUSY;
-		goto unlock;
-	}
-	if (!chorus_accept_wq) {
-		chorus_accept_wq = alloc_workqueue("chorus_accept", 0, 0);
-		if (!chorus_accept_wq) {
-			ret = -ENOMEM;
-			goto unlock;
-		}
-	}
 	ret = sock_create_kern(&init_net, addr->ss_family, SOCK_STREAM,
 			       IPPROTO_TCP, &sock);
 	if (ret)
-		goto unlock;
+		return ret;
 	sock_set_reuseaddr(sock->sk);
 	ret = kernel_bind(sock, (struct sockaddr *)addr, chorus_tcp_addrlen(addr));
 	if (ret) {
@@ -404,35 +375,24 @@ int chorus_listener_start(const struct sockaddr_storage *addr,
 		NL_SET_ERR_MSG(extack, "cannot listen on the socket");
 		goto release_sock;
 	}
-	ret = chorus_rdma_listen(addr, extack);
-	if (ret)
-		goto release_sock;
 	t = kthread_run(chorus_listen_threadfn, sock, "chorus-listen");
 	if (IS_ERR(t)) {
 		ret = PTR_ERR(t);
-		goto rdma_unlisten;
+		goto release_sock;
 	}
+	mutex_lock(&chorus_listen_mutex);
 	chorus_listen_sock = sock;
 	chorus_listen_thread = t;
 	mutex_unlock(&chorus_listen_mutex);
 	return 0;
 
-rdma_unlisten:
-	chorus_rdma_unlisten();
 release_sock:
 	sock_release(sock);
-unlock:
-	mutex_unlock(&chorus_listen_mutex);
 	return ret;
 }
 
-/**
- * chorus_listener_stop() - stop accepting; finish handshakes under way
- *
- * Context: process context; not under chorus_volumes_lock, which the
- * handshakes take.
- */
-void chorus_listener_stop(void)
+/* Stop accepting; handshakes under way finish first. */
+static void chorus_tcp_unlisten(void)
 {
 	mutex_lock(&chorus_listen_mutex);
 	if (chorus_listen_sock) {
@@ -441,18 +401,34 @@ void chorus_listener_stop(void)
 		sock_release(chorus_listen_sock);
 		chorus_listen_sock = NULL;
 		chorus_listen_thread = NULL;
-		chorus_rdma_unlisten();
 	}
-	if (chorus_accept_wq)
-		flush_workqueue(chorus_accept_wq);
 	mutex_unlock(&chorus_listen_mutex);
+	flush_workqueue(chorus_accept_wq);
 }
 
-/* Module exit: the listener is stopped already. */
-void chorus_listener_exit(void)
+static int chorus_tcp_init(void)
 {
-	chorus_listener_stop();
-	if (chorus_accept_wq)
-		destroy_workqueue(chorus_accept_wq);
-	chorus_accept_wq = NULL;
+	chorus_accept_wq = alloc_workqueue("chorus_accept", 0, 0);
+	return chorus_accept_wq ? 0 : -ENOMEM;
 }
+
+static void chorus_tcp_exit(void)
+{
+	destroy_workqueue(chorus_accept_wq);
+}
+
+const struct chorus_transport_ops chorus_tcp_ops = {
+	.name		= "tcp",
+	.transport	= CHORUS_TRANSPORT_TCP,
+	.init		= chorus_tcp_init,
+	.exit		= chorus_tcp_exit,
+	.listen		= chorus_tcp_listen,
+	.unlisten	= chorus_tcp_unlisten,
+	.connect	= chorus_tcp_connect,
+	.send		= chorus_tcp_send,
+	.recv_sync	= chorus_tcp_recv_sync,
+	.start_rx	= chorus_tcp_start_rx,
+	.shutdown	= chorus_tcp_shutdown,
+	.stop_rx	= chorus_tcp_stop_rx,
+	.release	= chorus_tcp_release,
+};

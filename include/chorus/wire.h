@@ -43,6 +43,7 @@
  *	owner takes over
  * @CHORUS_MSG_NACK: reserved
  * @CHORUS_MSG_STATE_ACK: replica to owner: the STATE is on disk
+ * @__CHORUS_MSG_MAX: one past the last type, not a type
  */
 enum chorus_msg_type {
 	CHORUS_MSG_HELLO = 1,
@@ -82,6 +83,7 @@ enum chorus_msg_type {
  * @CHORUS_WIRE_MISMATCH: VERIFY_REPLY: the region differs
  * @CHORUS_WIRE_REFUSED: HELLO_ACK: uuid, size or block size differ, or
  *	both nodes are owner
+ * @__CHORUS_WIRE_STATUS_MAX: one past the last status, not a status
  */
 enum chorus_wire_status {
 	CHORUS_WIRE_OK,

@@ -511,6 +511,8 @@ TEST_F_TIMEOUT(repl, owner_crash_new_owner_resyncs_activity_log, 300)
 	EXPECT_EQ(0, peer_run("%s volume status " VOL " --json | jq -e '.role == \"replica\"' "
 			      ">/dev/null && test \"$(cat /sys/block/chorus0/ro)\" = 1", self->ctl))
 		TH_LOG("the old owner did not come back as a read-only replica");
+	EXPECT_EQ(0, peer_run("sh -c 'exec 3<>/dev/chorus0' 2>&1 | grep -q 'Read-only file system'"))
+		TH_LOG("a replica's device opened for writing, or not with EROFS");
 	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 120));
 	resynced = rl_peer_u64(1, PEER, "resynced_bytes");

@@ -10,6 +10,16 @@ guest_kver() {
 	"$ROOT/tools/kver" || die "no guest kernel (apt-get install linux-image-amd64), or set KVER="
 }
 
+# The guest kernel's image: Debian's in /boot, else one in its modules directory (as Fedora
+# installs them, and as tools/vm/debug-kernel/build installs the debug lab kernel).
+guest_kernel_image() {
+	local kver=$1 f
+	for f in "/boot/vmlinuz-$kver" "/lib/modules/$kver/vmlinuz"; do
+		[[ -r $f ]] && { printf '%s' "$f"; return 0; }
+	done
+	return 1
+}
+
 # Module files for INITRAMFS_MODULES and their dependencies, in load order, deduplicated.
 initramfs_module_files() {
 	local kver=$1
@@ -23,14 +33,17 @@ initramfs_build() {
 	local kver=$1 cache=$LAB_DIR/cache init=$VM_TOOLS/lib/init
 	local -a mods
 	mapfile -t mods < <(initramfs_module_files "$kver")
-	((${#mods[@]} > 0)) || die "cannot resolve modules for $kver (is /lib/modules/$kver there?)"
+	# Built-in modules have no file: the set is empty when all are built in.
+	[[ -r /lib/modules/$kver/modules.dep ]] || die "no /lib/modules/$kver/modules.dep"
+	modprobe -a -S "$kver" --show-depends "${INITRAMFS_MODULES[@]}" > /dev/null \
+		|| die "cannot resolve modules for $kver (is /lib/modules/$kver there?)"
 	local busybox
 	busybox=$(command -v busybox) || die "busybox not found (apt-get install busybox-static)"
 	# A dynamic busybox would not run in the initramfs (no libc there).
 	! ldd "$busybox" >/dev/null 2>&1 || die "$busybox is not static (apt-get install busybox-static)"
 
 	local key out
-	key=$( { printf '%s\n' "$kver"; stat -L -c '%n %s %Y' "$busybox" "${mods[@]}"; cat "$init"; } \
+	key=$( { printf '%s\n' "$kver"; stat -L -c '%n %s %Y' "$busybox" ${mods[@]+"${mods[@]}"}; cat "$init"; } \
 		| sha256sum | cut -c1-16)
 	out=$cache/initramfs-$kver-$key.cpio.gz
 	if [[ -s $out ]]; then
@@ -47,7 +60,7 @@ initramfs_build() {
 	cp "$init" "$tmp/init"
 	chmod 755 "$tmp/init"
 	local m base i=0
-	for m in "${mods[@]}"; do
+	for m in ${mods[@]+"${mods[@]}"}; do
 		# Numbered so that the init loads them in dependency order; decompressed here because
 		# busybox insmod may not understand compressed modules.
 		base=$(printf '%02d-%s' "$i" "$(basename "$m")")

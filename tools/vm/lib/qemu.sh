@@ -28,7 +28,7 @@ accel_args() {
 				log "probing KVM (bounded, 20 s)"
 				if timeout -k 2 20 qemu-system-x86_64 -accel kvm -cpu host -m 256 -nodefaults \
 					-no-user-config -display none -no-reboot -serial stdio \
-					-kernel "/boot/vmlinuz-$kver" -initrd "$initrd" \
+					-kernel "$(guest_kernel_image "$kver")" -initrd "$initrd" \
 					-append "console=ttyS0 quiet lab_probe=1" </dev/null 2>/dev/null \
 					| grep -q LAB-PROBE-OK; then
 					echo 1 > "$cache"
@@ -79,7 +79,7 @@ vm_start() {
 		-name "vm$i" -machine pc -smp "$smp" -m "$mem"
 		-nodefaults -no-user-config -display none -no-reboot
 		-pidfile "$d/qemu.pid"
-		-kernel "/boot/vmlinuz-$kver" -initrd "$initrd"
+		-kernel "$(guest_kernel_image "$kver")" -initrd "$initrd"
 		-append "$append"
 		# ttyS0: kernel log to a file, appended to (a VM booted again by `lab start` keeps
 		# the log of its earlier boots, and `lab mark` offsets stay valid); ttyS1: root

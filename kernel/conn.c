@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chorus - replicated block storage: connections.
+ *
+ * A connection is one transport connection (struct chorus_conn, its
+ * transport's ops behind it) of a peer's session. This file sends on it
+ * (chorus_conn_send()), queues replies sent from process context, receives
+ * (chorus_conn_recv(): checks each message, then hands it to the
+ * replication layer) and frees it. The session that owns the connections
+ * is in session.c.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/crc32c.h>
+#include <linux/kthread.h>
+#include <linux/slab.h>
+
+#include "chorus.h"
+
+/* Connections and replies. */
+
+static void chorus_reply_free(struct chorus_reply *reply)
+{
+	struct chorus_peer *peer = reply->conn->peer;
+
+	chorus_pages_free(reply->pages, reply->nr_pages);
+	if (reply->counted &&
+	    atomic_dec_and_test(&peer->replica_inflight))
+		wake_up_all(&peer->replica_wait);
+	kfree(reply);
+}
+
+static void chorus_conn_reply_workfn(struct work_struct *work)
+{
+	struct chorus_conn *conn =
+		container_of(work, struct chorus_conn, reply_work);
+	struct llist_node *list = llist_reverse_order(llist_del_all(&conn->replies));
+	struct chorus_msg_data batch = { .more = true };
+	struct chorus_reply *reply, *next;
+
+	/*
+	 * All but the last of a batch go out with "more", so the acks of
+	 * writes that completed together share segments. A failed send fails
+	 * the session; its replies are dropped.
+	 */
+	llist_for_each_entry_safe(reply, next, list, node) {
+		chorus_conn_send(conn, &reply->hdr, NULL, next ? &batch : NULL);
+		chorus_reply_free(reply);
+	}
+}
+
+/**
+ * chorus_conn_reply() - send a reply from process context
+ * @conn: the connection the request came on
+ * @reply: the reply, freed once sent
+ *
+ * Context: any, including hard irq (bio completion).
+ */
+void chorus_conn_reply(struct chorus_conn *conn, struct chorus_reply *reply)
+{
+	llist_add(&reply->node, &conn->replies);
+	queue_work(chorus_wq, &conn->reply_work);
+}
+
+struct chorus_conn *chorus_conn_alloc(const struct chorus_transport_ops *ops)
+{
+	struct chorus_conn *conn = kzalloc(sizeof(*conn), GFP_KERNEL);
+
+	if (!conn)
+		return NULL;
+	conn->ops = ops;
+	mutex_init(&conn->send_mutex);
+	init_llist_head(&conn->replies);
+	INIT_WORK(&conn->reply_work, chorus_conn_reply_workfn);
+	return conn;
+}
+
+/**
+ * chorus_conn_free() - close and free a connection that has no receiver
+ * running and no replies pending
+ * @conn: the connection
+ */
+void chorus_conn_free(struct chorus_conn *conn)
+{
+	if (!conn)
+		return;
+	conn->ops->shutdown(conn);
+	conn->ops->stop_rx(conn);
+	conn->ops->release(conn);
+	mutex_destroy(&conn->send_mutex);
+	kfree(conn);
+}
+
+/**
+ * chorus_conn_send() - seal a header and send it with its payload
+ * @conn: the connection
+ * @hdr: the header; its crc is computed here
+ * @body: small payload of le32_to_cpu(hdr->payload_len) bytes, or NULL
+ * @data: data pages, or NULL
+ *
+ * Context: process context; may sleep.
+ * Return: 0 or a negative errno.
+ */
+int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
+		     const void *body, const struct chorus_msg_data *data)
+{
+	int ret;
+
+	chorus_wire_seal(hdr);
+	mutex_lock(&conn->send_mutex);
+	ret = conn->ops->send(conn, hdr, body, data);
+	mutex_unlock(&conn->send_mutex);
+	if (!ret && conn->peer) {
+		struct chorus_path_stats *path =
+			&conn->peer->paths[chorus_path_index(conn->ops->transport)];
+
+		atomic64_inc(&path->msgs_sent);
+		if (data)
+			atomic64_add(data->len, &path->bytes_sent);
+	}
+	return ret;
+}
+
+/**
+ * chorus_conn_recv() - act on one received message
+ * @conn: the connection it came on, part of an established session
+ * @hdr: the header, already checked by chorus_wire_check_hdr()
+ * @pages: the payload, owned by this function from now on; NULL if none
+ * @nr_pages: entries of @pages
+ *
+ * Checks the message against the volume and its payload crc, then hands it
+ * to chorus_repl_recv().
+ * Context: the transport's receive context; may sleep.
+ * Return: 0, or a negative errno that closes the session.
+ */
+int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
+		     struct page **pages, unsigned int nr_pages)
+{
+	struct chorus_peer *peer = conn->peer;
+	const char *why;
+
+	WRITE_ONCE(peer->last_rx, jiffies);
+	if (chorus_wire_check_range(peer->vol, hdr, &why)) {
+		pr_warn_ratelimited("%s: peer %u: message out of range, bad %s; closing\n",
+				    peer->vol->name, peer->node_id, why);
+		goto proto;
+	}
+	if (le16_to_cpu(hdr->flags) & CHORUS_MSG_F_PAYLOAD_CRC) {
+		u32 crc = ~0U;
+		unsigned int i, left = le32_to_cpu(hdr->payload_len);
+
+		for (i = 0; i < nr_pages; i++) {
+			unsigned int n = min_t(unsigned int, left, PAGE_SIZE);
+
+			crc = crc32c(crc, page_address(pages[i]), n);
+			left -= n;
+		}
+		if (~crc != le32_to_cpu(hdr->payload_crc)) {
+			pr_warn_ratelimited("%s: peer %u: bad payload_crc; closing\n",
+					    peer->vol->name, peer->node_id);
+			goto proto;
+		}
+	}
+
+	return chorus_repl_recv(conn, hdr, pages, nr_pages);
+
+proto:
+	if (pages)
+		chorus_pages_free(pages, nr_pages);
+	return -EPROTO;
+}
+
+/**
+ * chorus_wait_for_stop() - a kthread whose work is over waits to be reaped
+ *
+ * Context: a kthread that kthread_stop() will stop.
+ */
+void chorus_wait_for_stop(void)
+{
+	while (!kthread_should_stop()) {
+		set_current_state(TASK_INTERRUPTIBLE);
+		if (!kthread_should_stop())
+			schedule();
+		__set_current_state(TASK_RUNNING);
+	}
+}

@@ -1,0 +1,583 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chorus - replicated block storage: sessions.
+ *
+ * A session is the set of nr_conns connections between this node and one
+ * peer for one volume. The node with the lower id dials (connect_work);
+ * the other accepts (chorus_handshake_accepted(), handshake.c). The
+ * session is established once all connections are up, and any error on
+ * any of them tears the whole session down (fail_work), after which the
+ * dialler redials with back-off, over RDMA first and TCP as its fallback
+ * when the peer allows both. While a session is down, the owner holds the
+ * writes meant for the peer; the next session sends them again. A
+ * heartbeat (ping_work) fails a session whose peer went silent.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blk-mq.h>
+
+#include "chorus.h"
+#include "session.h"
+
+#define CHORUS_BACKOFF_MIN_MS		100
+#define CHORUS_BACKOFF_MAX_MS		5000
+#define CHORUS_PROBE_MIN_MS		3000	/* RDMA probe on the TCP fallback */
+#define CHORUS_PROBE_MAX_MS		60000
+
+static void chorus_peer_set_state(struct chorus_peer *peer,
+				  enum chorus_conn_state state,
+				  const char *reason)
+{
+	spin_lock_irq(&peer->lock);
+	peer->conn_state = state;
+	if (reason)
+		strscpy(peer->last_error, reason, sizeof(peer->last_error));
+	spin_unlock_irq(&peer->lock);
+}
+
+/**
+ * chorus_peer_call() - send a message on connection 0 and wait for its answer
+ * @peer: the peer
+ * @hdr: the message, its seq already set
+ * @body: small payload, or NULL
+ * @data: data pages, or NULL
+ * @done: completed by the receive path when the answer arrives; the
+ *	caller reinitialises it before
+ * @what: the reason given when the answer does not come in time
+ *
+ * An answer that does not come within the request timeout fails the
+ * session, like a late write ack.
+ *
+ * Context: process context; may sleep.
+ * Return: 0 once @done completed, -ENOTCONN, -ETIMEDOUT or a send error.
+ */
+int chorus_peer_call(struct chorus_peer *peer, struct chorus_wire_hdr *hdr,
+		     const void *body, const struct chorus_msg_data *data,
+		     struct completion *done, const char *what)
+{
+	unsigned long timeout;
+	struct chorus_conn *conn;
+	u32 gen = 0;
+	int ret = -ENOTCONN;
+
+	down_read(&peer->session_sem);
+	conn = peer->conns[0];
+	if (conn) {
+		gen = conn->gen;
+		ret = chorus_conn_send(conn, hdr, body, data);
+	}
+	up_read(&peer->session_sem);
+	if (ret)
+		return ret;
+
+	timeout = msecs_to_jiffies(READ_ONCE(peer->vol->repl.request_timeout_ms));
+	if (!wait_for_completion_timeout(done, timeout)) {
+		chorus_peer_fail(peer, gen, what);
+		return -ETIMEDOUT;
+	}
+	return 0;
+}
+
+/* Sessions. */
+
+/* Send again, on session @gen, every held part not sent on it yet. */
+static void chorus_peer_resend(struct chorus_peer *peer, u32 gen)
+{
+	struct request *rq;
+	unsigned long idx;
+	bool again;
+
+	do {
+		xa_for_each(&peer->inflight, idx, rq) {
+			struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+
+			if (rqd->sent_gen[peer->slot] == gen)
+				continue;
+			rqd->sent_gen[peer->slot] = gen;
+			chorus_repl_send_rq(peer, rq, gen);
+		}
+		again = false;
+		spin_lock_irq(&peer->lock);
+		xa_for_each(&peer->inflight, idx, rq) {
+			struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+
+			if (rqd->sent_gen[peer->slot] != gen) {
+				again = true;
+				break;
+			}
+		}
+		/* From here on, new writes are sent by their submitters. */
+		if (!again && peer->gen == gen)
+			peer->conn_state = CHORUS_CONN_CONNECTED;
+		spin_unlock_irq(&peer->lock);
+	} while (again);
+}
+
+static void chorus_peer_path_established(struct chorus_peer *peer);
+
+/**
+ * chorus_peer_establish() - make handshaken connections the peer's session
+ * @peer: the peer
+ * @conns: its nr_conns connections, each past the handshake
+ * @peer_owner: the peer said it is the owner
+ * @peer_epoch: the epoch it said
+ *
+ * Context: session_mutex held; on failure the connections are freed.
+ */
+void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
+			   bool peer_owner, u64 peer_epoch)
+{
+	struct chorus_volume *vol = peer->vol;
+	bool owner = READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER;
+	bool resync = false;
+	u32 gen, i;
+	int ret = 0;
+
+	lockdep_assert_held(&peer->session_mutex);
+	if (!owner && peer_owner && chorus_repl_accept_epoch(vol, peer_epoch)) {
+		for (i = 0; i < peer->nr_conns; i++)
+			chorus_conn_free(conns[i]);
+		chorus_peer_set_state(peer, CHORUS_CONN_UNREACHABLE,
+				      "cannot record the owner's epoch");
+		return;
+	}
+
+	gen = peer->gen + 1 ? peer->gen + 1 : 1;
+	down_write(&peer->session_sem);
+	for (i = 0; i < peer->nr_conns; i++) {
+		conns[i]->peer = peer;
+		conns[i]->gen = gen;
+		conns[i]->index = i;
+		peer->conns[i] = conns[i];
+	}
+	up_write(&peer->session_sem);
+
+	spin_lock_irq(&peer->lock);
+	peer->gen = gen;
+	peer->active_transport = conns[0]->ops->transport;
+	peer->peer_owner = peer_owner;
+	peer->fenced = false;
+	peer->conn_state = CHORUS_CONN_CONNECTING;
+	peer->last_error[0] = '\0';
+	WRITE_ONCE(peer->last_rx, jiffies);
+	spin_unlock_irq(&peer->lock);
+
+	for (i = 0; i < peer->nr_conns && !ret; i++)
+		ret = conns[i]->ops->start_rx(conns[i]);
+	if (ret) {
+		__chorus_peer_teardown(peer, "cannot start receiving");
+		return;
+	}
+	atomic64_inc(&peer->stats.reconnects);
+	atomic64_inc(&peer->paths[chorus_path_index(peer->active_transport)].sessions);
+	peer->backoff_ms = CHORUS_BACKOFF_MIN_MS;
+	chorus_peer_path_established(peer);
+
+	if (owner) {
+		/* The log first: held writes may be in extents it lacks. */
+		if (chorus_al_send(peer)) {
+			__chorus_peer_teardown(peer, "activity log not accepted");
+			return;
+		}
+		chorus_peer_resend(peer, gen);
+		spin_lock_irq(&peer->lock);
+		if (peer->repl_state != CHORUS_REPL_UP_TO_DATE) {
+			peer->repl_state = CHORUS_REPL_SYNCING;
+			peer->in_writeset = true;
+			resync = true;
+		}
+		spin_unlock_irq(&peer->lock);
+	} else {
+		chorus_peer_set_state(peer, CHORUS_CONN_CONNECTED, NULL);
+	}
+	pr_info("%s: peer %u connected (%u connections)\n", vol->name,
+		peer->node_id, peer->nr_conns);
+	chorus_genl_notify_peer(vol, CHORUS_EVENT_PEER_STATE, peer, "connected");
+	if (resync) {
+		chorus_genl_notify_peer(vol, CHORUS_EVENT_WRITESET, peer,
+					"joined the write set to resync");
+		chorus_job_start(peer, CHORUS_JOB_RESYNC, NULL);
+	}
+	queue_delayed_work(chorus_wq, &peer->ping_work,
+			   msecs_to_jiffies(READ_ONCE(vol->repl.ping_interval_ms)));
+}
+
+/**
+ * chorus_peer_free_pending() - drop the acceptor's half-made session
+ * @peer: the peer
+ *
+ * Context: session_mutex held.
+ */
+void chorus_peer_free_pending(struct chorus_peer *peer)
+{
+	int i;
+
+	for (i = 0; i < CHORUS_MAX_CONNS; i++) {
+		chorus_conn_free(peer->pending[i]);
+		peer->pending[i] = NULL;
+	}
+	peer->pending_session = 0;
+}
+
+/**
+ * __chorus_peer_teardown() - close the peer's session, if any
+ * @peer: the peer
+ * @reason: why, for the log and the event
+ *
+ * Order matters: sockets are shut down first so that every sender and
+ * receiver blocked on them returns, then the threads stop, then the
+ * replies of writes still on the backing device are awaited, and only then
+ * are the connections freed.
+ * Context: session_mutex held.
+ */
+void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason)
+{
+	struct chorus_volume *vol = peer->vol;
+	bool had_session = peer->conns[0];
+	u32 i;
+
+	lockdep_assert_held(&peer->session_mutex);
+	chorus_peer_free_pending(peer);
+	if (!had_session)
+		return;
+
+	/* The receivers' failure reports from here on are this teardown. */
+	spin_lock_irq(&peer->lock);
+	peer->fail_gen = peer->gen;
+	spin_unlock_irq(&peer->lock);
+
+	chorus_peer_set_state(peer, peer->want_connect ?
+			      CHORUS_CONN_UNREACHABLE : CHORUS_CONN_DISCONNECTED,
+			      reason);
+	spin_lock_irq(&peer->lock);
+	peer->active_transport = CHORUS_TRANSPORT_UNSPEC;
+	spin_unlock_irq(&peer->lock);
+	for (i = 0; i < peer->nr_conns; i++)
+		if (peer->conns[i])
+			peer->conns[i]->ops->shutdown(peer->conns[i]);
+	cancel_delayed_work_sync(&peer->ping_work);
+	/* Whoever waits for an answer gets none: let them see the failure. */
+	WRITE_ONCE(peer->job_status, CHORUS_WIRE_IO_ERROR);
+	complete(&peer->job_done);
+	WRITE_ONCE(peer->al_status, CHORUS_WIRE_IO_ERROR);
+	complete(&peer->al_done);
+	chorus_job_stop(peer);
+	for (i = 0; i < peer->nr_conns; i++)
+		if (peer->conns[i])
+			peer->conns[i]->ops->stop_rx(peer->conns[i]);
+	wait_event(peer->replica_wait, !atomic_read(&peer->replica_inflight));
+	for (i = 0; i < peer->nr_conns; i++)
+		if (peer->conns[i])
+			flush_work(&peer->conns[i]->reply_work);
+
+	down_write(&peer->session_sem);
+	for (i = 0; i < peer->nr_conns; i++) {
+		chorus_conn_free(peer->conns[i]);
+		peer->conns[i] = NULL;
+	}
+	up_write(&peer->session_sem);
+
+	pr_info("%s: peer %u disconnected: %s\n", vol->name, peer->node_id,
+		reason);
+	chorus_genl_notify_peer(vol, CHORUS_EVENT_PEER_STATE, peer, reason);
+}
+
+/**
+ * chorus_peer_teardown() - close a peer's session, if any
+ * @peer: the peer
+ * @reason: why, for the log and the event
+ *
+ * Context: process context; not under session_mutex.
+ */
+void chorus_peer_teardown(struct chorus_peer *peer, const char *reason)
+{
+	mutex_lock(&peer->session_mutex);
+	__chorus_peer_teardown(peer, reason);
+	mutex_unlock(&peer->session_mutex);
+}
+
+static void chorus_peer_schedule_dial(struct chorus_peer *peer,
+				      unsigned int delay_ms)
+{
+	if (peer->dialler && peer->want_connect)
+		mod_delayed_work(chorus_wq, &peer->connect_work,
+				 msecs_to_jiffies(delay_ms));
+}
+
+/**
+ * chorus_peer_fail() - ask for a session to be torn down
+ * @peer: the peer
+ * @gen: the session the caller saw fail; an older one is ignored
+ * @reason: why
+ *
+ * Context: any, including hard irq.
+ */
+void chorus_peer_fail(struct chorus_peer *peer, u32 gen, const char *reason)
+{
+	unsigned long flags;
+	bool queue = false;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	if (gen == peer->gen && peer->fail_gen != gen) {
+		peer->fail_gen = gen;
+		strscpy(peer->last_error, reason, sizeof(peer->last_error));
+		queue = true;
+	}
+	spin_unlock_irqrestore(&peer->lock, flags);
+	if (queue)
+		queue_work(chorus_wq, &peer->fail_work);
+}
+
+static void chorus_peer_fail_workfn(struct work_struct *work)
+{
+	struct chorus_peer *peer =
+		container_of(work, struct chorus_peer, fail_work);
+	char reason[CHORUS_REASON_MAX];
+	bool degrade = false;
+
+	mutex_lock(&peer->session_mutex);
+	spin_lock_irq(&peer->lock);
+	strscpy(reason, peer->last_error, sizeof(reason));
+	spin_unlock_irq(&peer->lock);
+	if (peer->conns[0] && peer->conns[0]->gen == peer->fail_gen) {
+		__chorus_peer_teardown(peer, reason);
+		chorus_peer_schedule_dial(peer, peer->backoff_ms);
+		/* Never for a fenced owner: that is the split brain itself. */
+		degrade = READ_ONCE(peer->vol->repl.auto_degrade) &&
+			  !READ_ONCE(peer->fenced);
+	}
+	mutex_unlock(&peer->session_mutex);
+
+	if (degrade && READ_ONCE(peer->vol->repl.role) == CHORUS_ROLE_OWNER) {
+		pr_warn("%s: peer %u unreachable, auto_degrade takes it out of the write set\n",
+			peer->vol->name, peer->node_id);
+		chorus_peer_writeset_remove(peer, NULL);
+	}
+}
+
+static void chorus_peer_ping_workfn(struct work_struct *work)
+{
+	struct chorus_peer *peer =
+		container_of(to_delayed_work(work), struct chorus_peer, ping_work);
+	struct chorus_repl *repl = &peer->vol->repl;
+	struct chorus_wire_hdr hdr;
+	struct chorus_conn *conn;
+	u32 gen = 0;
+	int ret = 0;
+
+	down_read(&peer->session_sem);
+	conn = peer->conns[0];
+	if (conn) {
+		gen = conn->gen;
+		chorus_wire_init_hdr(&hdr, CHORUS_MSG_PING,
+				     READ_ONCE(repl->epoch), 0, 0, 0);
+		ret = chorus_conn_send(conn, &hdr, NULL, NULL);
+	}
+	up_read(&peer->session_sem);
+	if (!conn)
+		return;
+	if (ret)
+		chorus_peer_fail(peer, gen, "heartbeat send failed");
+	else if (time_after(jiffies, READ_ONCE(peer->last_rx) +
+			    msecs_to_jiffies(READ_ONCE(repl->ping_timeout_ms))))
+		chorus_peer_fail(peer, gen, "heartbeat timeout");
+	queue_delayed_work(chorus_wq, &peer->ping_work,
+			   msecs_to_jiffies(READ_ONCE(repl->ping_interval_ms)));
+}
+
+/* Count a failed dial on @ops's path and remember why. */
+static void chorus_peer_path_failed(struct chorus_peer *peer,
+				    const struct chorus_transport_ops *ops,
+				    const char *why)
+{
+	struct chorus_path_stats *path =
+		&peer->paths[chorus_path_index(ops->transport)];
+
+	atomic64_inc(&path->failures);
+	spin_lock_irq(&peer->lock);
+	strscpy(path->last_error, why, sizeof(path->last_error));
+	spin_unlock_irq(&peer->lock);
+}
+
+/* The transport to dial first. Context: session_mutex held. */
+static const struct chorus_transport_ops *
+chorus_peer_dial_ops(struct chorus_peer *peer)
+{
+	lockdep_assert_held(&peer->session_mutex);
+	switch (peer->transport) {
+	case CHORUS_TRANSPORT_RDMA:
+		return chorus_transport(CHORUS_TRANSPORT_RDMA);
+	case CHORUS_TRANSPORT_RDMA_TCP:
+		return chorus_transport(time_before(jiffies, peer->rdma_retry_at) ?
+					CHORUS_TRANSPORT_TCP :
+					CHORUS_TRANSPORT_RDMA);
+	default:
+		return chorus_transport(CHORUS_TRANSPORT_TCP);
+	}
+}
+
+/*
+ * A session is up. The dialler of an RDMA-with-TCP-fallback peer that had
+ * to take TCP checks from time to time whether RDMA works again.
+ * Context: session_mutex held.
+ */
+static void chorus_peer_path_established(struct chorus_peer *peer)
+{
+	lockdep_assert_held(&peer->session_mutex);
+	if (peer->active_transport == CHORUS_TRANSPORT_RDMA) {
+		peer->probe_ms = CHORUS_PROBE_MIN_MS;
+		return;
+	}
+	if (peer->dialler && peer->transport == CHORUS_TRANSPORT_RDMA_TCP)
+		mod_delayed_work(chorus_wq, &peer->probe_work,
+				 msecs_to_jiffies(peer->probe_ms));
+}
+
+/*
+ * On the TCP fallback: if an RDMA connection to the peer comes up again,
+ * end the TCP session; the redial takes RDMA. Held writes are sent again
+ * on the new session, so the application sees a short stall at most.
+ */
+static void chorus_peer_probe_workfn(struct work_struct *work)
+{
+	struct chorus_peer *peer =
+		container_of(to_delayed_work(work), struct chorus_peer, probe_work);
+	const struct chorus_transport_ops *rdma;
+	u32 gen, transport;
+
+	spin_lock_irq(&peer->lock);
+	gen = peer->gen;
+	transport = peer->active_transport;
+	spin_unlock_irq(&peer->lock);
+	if (transport != CHORUS_TRANSPORT_TCP)
+		return;
+	rdma = chorus_transport(CHORUS_TRANSPORT_RDMA);
+	if (!rdma->probe(&peer->addr, CHORUS_HANDSHAKE_TIMEOUT_MS)) {
+		queue_delayed_work(chorus_wq, &peer->probe_work,
+				   msecs_to_jiffies(READ_ONCE(peer->probe_ms)));
+		return;
+	}
+	mutex_lock(&peer->session_mutex);
+	peer->rdma_retry_at = jiffies;
+	/* If RDMA fails again, wait longer before the next switch. */
+	peer->probe_ms = min(peer->probe_ms * 2, CHORUS_PROBE_MAX_MS);
+	mutex_unlock(&peer->session_mutex);
+	pr_info("%s: peer %u: RDMA connects again: leaving TCP\n",
+		peer->vol->name, peer->node_id);
+	chorus_peer_fail(peer, gen, "switching to RDMA");
+}
+
+/*
+ * Dial a session: over RDMA first when the peer may use it, then over TCP
+ * if RDMA failed and the peer may fall back.
+ */
+static void chorus_peer_connect_workfn(struct work_struct *work)
+{
+	struct chorus_peer *peer =
+		container_of(to_delayed_work(work), struct chorus_peer, connect_work);
+	struct chorus_conn *conns[CHORUS_MAX_CONNS] = {};
+	const struct chorus_transport_ops *ops;
+	bool peer_owner = false;
+	u64 peer_epoch = 0;
+	const char *why;
+	u32 i;
+
+	mutex_lock(&peer->session_mutex);
+	if (!peer->want_connect || peer->conns[0])
+		goto unlock;
+
+	ops = chorus_peer_dial_ops(peer);
+	why = chorus_peer_dial(peer, ops, conns, &peer_owner, &peer_epoch);
+	if (why && ops->transport == CHORUS_TRANSPORT_RDMA &&
+	    peer->transport == CHORUS_TRANSPORT_RDMA_TCP) {
+		for (i = 0; i < peer->nr_conns; i++) {
+			chorus_conn_free(conns[i]);
+			conns[i] = NULL;
+		}
+		chorus_peer_path_failed(peer, ops, why);
+		pr_info_ratelimited("%s: peer %u: %s; falling back to TCP\n",
+				    peer->vol->name, peer->node_id, why);
+		peer->rdma_retry_at = jiffies + msecs_to_jiffies(peer->probe_ms);
+		ops = chorus_transport(CHORUS_TRANSPORT_TCP);
+		why = chorus_peer_dial(peer, ops, conns, &peer_owner,
+				       &peer_epoch);
+	}
+
+	if (why) {
+		for (i = 0; i < peer->nr_conns; i++)
+			chorus_conn_free(conns[i]);
+		chorus_peer_path_failed(peer, ops, why);
+		pr_info_ratelimited("%s: peer %u: %s\n", peer->vol->name,
+				    peer->node_id, why);
+		spin_lock_irq(&peer->lock);
+		strscpy(peer->last_error, why, sizeof(peer->last_error));
+		spin_unlock_irq(&peer->lock);
+		chorus_peer_schedule_dial(peer, peer->backoff_ms);
+		peer->backoff_ms = min(peer->backoff_ms * 2, CHORUS_BACKOFF_MAX_MS);
+		goto unlock;
+	}
+	chorus_peer_establish(peer, conns, peer_owner, peer_epoch);
+	if (!peer->conns[0])
+		chorus_peer_schedule_dial(peer, peer->backoff_ms);
+unlock:
+	mutex_unlock(&peer->session_mutex);
+}
+
+/**
+ * chorus_peer_connect() - start connecting to a peer
+ * @peer: the peer
+ *
+ * Context: process context.
+ */
+void chorus_peer_connect(struct chorus_peer *peer)
+{
+	mutex_lock(&peer->session_mutex);
+	peer->want_connect = true;
+	if (!peer->conns[0]) {
+		if (peer->conn_state == CHORUS_CONN_DISCONNECTED)
+			chorus_peer_set_state(peer, CHORUS_CONN_CONNECTING, NULL);
+		peer->backoff_ms = CHORUS_BACKOFF_MIN_MS;
+		chorus_peer_schedule_dial(peer, 0);
+	}
+	mutex_unlock(&peer->session_mutex);
+}
+
+/**
+ * chorus_peer_disconnect() - close a peer's session and stop redialling
+ * @peer: the peer
+ *
+ * Writes meant for the peer are held until it is connected again or
+ * taken out of the write set.
+ *
+ * Context: process context; not under session_mutex.
+ */
+void chorus_peer_disconnect(struct chorus_peer *peer)
+{
+	mutex_lock(&peer->session_mutex);
+	peer->want_connect = false;
+	mutex_unlock(&peer->session_mutex);
+	cancel_delayed_work_sync(&peer->connect_work);
+	cancel_work_sync(&peer->fail_work);
+
+	mutex_lock(&peer->session_mutex);
+	__chorus_peer_teardown(peer, "disconnected");
+	chorus_peer_set_state(peer, CHORUS_CONN_DISCONNECTED, NULL);
+	mutex_unlock(&peer->session_mutex);
+}
+
+/**
+ * chorus_session_init() - set up the session part of a new peer
+ * @peer: the peer, not yet listed
+ */
+void chorus_session_init(struct chorus_peer *peer)
+{
+	mutex_init(&peer->session_mutex);
+	init_rwsem(&peer->session_sem);
+	INIT_DELAYED_WORK(&peer->connect_work, chorus_peer_connect_workfn);
+	INIT_WORK(&peer->fail_work, chorus_peer_fail_workfn);
+	INIT_DELAYED_WORK(&peer->ping_work, chorus_peer_ping_workfn);
+	INIT_DELAYED_WORK(&peer->probe_work, chorus_peer_probe_workfn);
+	peer->probe_ms = CHORUS_PROBE_MIN_MS;
+	peer->conn_state = CHORUS_CONN_DISCONNECTED;
+	peer->backoff_ms = CHORUS_BACKOFF_MIN_MS;
+}

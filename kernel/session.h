@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * chorus - replicated block storage: what session.c, handshake.c and
+ * peer.c share, and nothing else uses. The rest of the module reaches
+ * peers and sessions through repl.h.
+ */
+#ifndef CHORUS_SESSION_H
+#define CHORUS_SESSION_H
+
+#include "repl.h"
+
+/* session.c */
+void chorus_session_init(struct chorus_peer *peer);
+void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
+			   bool peer_owner, u64 peer_epoch);
+void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason);
+void chorus_peer_free_pending(struct chorus_peer *peer);
+
+/* handshake.c */
+const char *chorus_peer_dial(struct chorus_peer *peer,
+			     const struct chorus_transport_ops *ops,
+			     struct chorus_conn **conns, bool *peer_owner,
+			     u64 *peer_epoch);
+
+#endif /* CHORUS_SESSION_H */
