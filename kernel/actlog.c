@@ -365,6 +365,7 @@ int chorus_al_send(struct chorus_peer *peer)
 	struct chorus_al *al = &peer->vol->repl.al;
 	int ret;
 
+	lockdep_assert_held(&peer->session_mutex);
 	mutex_lock(&al->mutex);
 	chorus_al_fill(peer->vol);
 	chorus_al_seal(al->block, al->seq);
@@ -385,6 +386,7 @@ int chorus_al_clear(struct chorus_volume *vol)
 	struct chorus_al *al = &vol->repl.al;
 	int i, ret;
 
+	lockdep_assert_held(&vol->repl.conf_lock);
 	mutex_lock(&al->mutex);
 	spin_lock_irq(&al->lock);
 	al->nr = 0;

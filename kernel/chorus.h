@@ -47,8 +47,12 @@ struct chorus_backing {
  * @end_bytes: end of the backing device, rounded down to CHORUS_META_BLOCK
  * @md_start: first sector of the metadata area
  *
- * @super and @current_copy change only under chorus_volumes_lock (attach
- * and destroy); the rest is set at attach.
+ * @super's fields and @current_copy change under chorus_repl.meta_lock
+ * (chorus_meta_write_super() and its callers) once the volume is attached;
+ * at attach they are set under chorus_volumes_lock before anything else can
+ * reach the volume. Readers outside meta_lock read single fields that are
+ * written whole (the epoch, the peer slots) and accept a stale value. The
+ * rest is set at attach.
  */
 struct chorus_meta {
 	struct chorus_meta_super *super;

@@ -151,6 +151,7 @@ const char *chorus_peer_dial(struct chorus_peer *peer,
 	u32 i, status;
 	int ret;
 
+	lockdep_assert_held(&peer->session_mutex);
 	for (i = 0; i < peer->nr_conns && !why; i++) {
 		conns[i] = chorus_conn_alloc(ops);
 		if (!conns[i])

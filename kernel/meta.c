@@ -475,8 +475,10 @@ unsigned long chorus_meta_bitmap_blocks(struct chorus_volume *vol)
  */
 int chorus_meta_open(struct chorus_volume *vol, struct netlink_ext_ack *extack)
 {
-	int ret = chorus_meta_set_clean(vol, false);
+	int ret;
 
+	lockdep_assert_held(&chorus_volumes_lock);
+	ret = chorus_meta_set_clean(vol, false);
 	if (ret)
 		NL_SET_ERR_MSG(extack, "cannot write the chorus metadata");
 	return ret;
@@ -493,8 +495,10 @@ int chorus_meta_open(struct chorus_volume *vol, struct netlink_ext_ack *extack)
  */
 void chorus_meta_close(struct chorus_volume *vol)
 {
-	int ret = chorus_meta_set_clean(vol, true);
+	int ret;
 
+	lockdep_assert_held(&chorus_volumes_lock);
+	ret = chorus_meta_set_clean(vol, true);
 	if (ret)
 		pr_err("%s: cannot mark the metadata on %s clean (%d)\n",
 		       vol->name, vol->backing.path, ret);

@@ -69,6 +69,7 @@ void chorus_repl_stop(struct chorus_volume *vol)
 {
 	int i;
 
+	lockdep_assert_held(&chorus_volumes_lock);
 	mutex_lock(&vol->repl.conf_lock);
 	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
 		struct chorus_peer *peer = vol->repl.peers[i];

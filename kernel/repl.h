@@ -120,24 +120,36 @@ enum chorus_job {
  * @repl_state: &enum chorus_repl_state (owner's view)
  * @in_writeset: writes are sent to this peer and wait for its ack
  * @gen: session generation; bumped when a session is established
- * @peer_owner: the peer said it is the owner in its handshake
- * @fenced: the peer refused this owner's epoch as stale
+ * @peer_owner: the peer said it is the owner in its handshake; written under
+ *	@lock when a session is established, read with READ_ONCE by the
+ *	receive threads of that session
+ * @fenced: the peer refused this owner's epoch as stale; cleared under @lock
+ *	when a session is established, set with WRITE_ONCE by the receive
+ *	thread or the dialler that saw the refusal, read with READ_ONCE
  * @last_error: why the last session ended
  * @active_transport: transport of the current session, UNSPEC if none
  * @inflight: seq -> request waiting for this peer's ack (sent or held);
  *	entries are removed under @lock, so that one remover wins
- * @next_id: cursor for allocating ids in @inflight
+ * @next_id: cursor for allocating ids in @inflight; used only by
+ *	xa_alloc_cyclic() on the request path, which runs with the queue not
+ *	frozen and holds @inflight's xa_lock
  *
  * @session_mutex: serialises establishing and tearing down sessions
  * @session_sem: read-held while sending on @conns, write-held to free them
- * @conns: the connections of the current session
- * @pending: connections accepted for @pending_session, not yet complete
- * @pending_session: session id of @pending
- * @want_connect: PEER_CONNECT was given and no PEER_DISCONNECT since
+ * @conns: the connections of the current session; changed under
+ *	@session_mutex with @session_sem write-held, read under either
+ * @pending: connections accepted for @pending_session, not yet complete;
+ *	under @session_mutex
+ * @pending_session: session id of @pending, under @session_mutex
+ * @want_connect: PEER_CONNECT was given and no PEER_DISCONNECT since; under
+ *	@session_mutex
  * @dialler: this node dials (lower node id)
- * @backoff_ms: next reconnect delay
- * @fail_gen: generation that chorus_peer_fail() asked to tear down
- * @last_rx: jiffies of the last message received
+ * @backoff_ms: next reconnect delay, under @session_mutex
+ * @fail_gen: generation that chorus_peer_fail() asked to tear down, under
+ *	@lock
+ * @last_rx: jiffies of the last message received; WRITE_ONCE by the
+ *	receive threads, READ_ONCE by the heartbeat (a stale value only delays
+ *	a timeout by one period)
  * @connect_work: dials and handshakes
  * @fail_work: tears down a failed session
  * @ping_work: heartbeat
@@ -167,6 +179,15 @@ enum chorus_job {
  * @al_done: completed by the STATE_ACK
  * @job_status: the answer's status
  * @job_done: completed by the answer
+ *
+ * The job_* and al_* fields hand one answer from a receive thread to the
+ * one waiter (the job thread, or the session's STATE sender under
+ * @session_mutex): the waiter sets @job_seq/@job_sector or @al_seq with
+ * WRITE_ONCE before it sends; the receive thread matches them with
+ * READ_ONCE, sets the status with WRITE_ONCE and completes; the waiter
+ * reads the status after the completion, which orders it. A teardown sets
+ * both statuses to an error and completes both, so no waiter outlives the
+ * session.
  * @sync_total: bytes to copy in the running resync
  * @sync_done: bytes copied in it
  * @sync_rate: bytes per second over the last interval
@@ -294,7 +315,10 @@ struct chorus_al {
  * @peers: the peers, by slot
  * @nr_peers: non-NULL entries of @peers
  * @role: &enum chorus_role, changed under @conf_lock with the queue frozen
- * @epoch: the owner's epoch (owner), under @conf_lock with the queue frozen
+ * @epoch: the owner's epoch. On the owner, set under @conf_lock with the
+ *	queue frozen. On a replica, set with WRITE_ONCE by a receive thread
+ *	once chorus_meta_set_epoch() recorded a higher one on disk
+ *	(chorus_repl_accept_epoch()), or under @conf_lock. Read with READ_ONCE
  * @tree_lock: protects @tree and @waiting
  * @tree: writes and resync regions in flight, by sector range
  * @waiting: requests waiting for an overlapping one to finish

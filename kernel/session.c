@@ -212,6 +212,7 @@ void chorus_peer_free_pending(struct chorus_peer *peer)
 {
 	int i;
 
+	lockdep_assert_held(&peer->session_mutex);
 	for (i = 0; i < CHORUS_MAX_CONNS; i++) {
 		chorus_conn_free(peer->pending[i]);
 		peer->pending[i] = NULL;
@@ -334,12 +335,14 @@ static void chorus_peer_fail_workfn(struct work_struct *work)
 		container_of(work, struct chorus_peer, fail_work);
 	char reason[CHORUS_REASON_MAX];
 	bool degrade = false;
+	u32 fail_gen;
 
 	mutex_lock(&peer->session_mutex);
 	spin_lock_irq(&peer->lock);
 	strscpy(reason, peer->last_error, sizeof(reason));
+	fail_gen = peer->fail_gen;
 	spin_unlock_irq(&peer->lock);
-	if (peer->conns[0] && peer->conns[0]->gen == peer->fail_gen) {
+	if (peer->conns[0] && peer->conns[0]->gen == fail_gen) {
 		__chorus_peer_teardown(peer, reason);
 		chorus_peer_schedule_dial(peer, peer->backoff_ms);
 		/* Never for a fenced owner: that is the split brain itself. */
