@@ -155,6 +155,35 @@ bool Printable(std::string_view s, char lo) {
     return std::all_of(s.begin(), s.end(), [lo](char c) { return c >= lo && c <= '~'; });
 }
 
+// A "[type label]" line, checked against the section types there are;
+// Tokenize adds the keys that follow it.
+Section ParseHeader(const std::string& line, int lineno, const std::string& file) {
+    auto fail = [&](const std::string& msg) {
+        throw ConfigError(file + ":" + std::to_string(lineno) + ": " + msg);
+    };
+    if (line.back() != ']')
+        fail("section header '" + line + "' lacks a closing ']'");
+    std::string inner = Trim(std::string_view(line).substr(1, line.size() - 2));
+    Section s;
+    s.line = lineno;
+    size_t sp = inner.find_first_of(" \t");
+    s.type = inner.substr(0, sp);
+    if (sp != std::string::npos)
+        s.label = Trim(std::string_view(inner).substr(sp));
+    if (s.type.empty())
+        fail("empty section name");
+    bool labelled = s.type == "port" || s.type == "namespace";
+    bool plain = s.type == "node" || s.type == "subsystem" || s.type == "ana";
+    if (!labelled && !plain)
+        fail("unknown section [" + inner + "]");
+    if (labelled && s.label.empty())
+        fail("section [" + s.type + "] needs a label, e.g. [" + s.type +
+             (s.type == "port" ? " tcp1]" : " 1]"));
+    if (plain && !s.label.empty())
+        fail("section [" + s.type + "] takes no label");
+    return s;
+}
+
 std::vector<Section> Tokenize(std::string_view text, const std::string& file) {
     std::vector<Section> sections;
     std::map<std::string, int> seen;  // section title -> line
@@ -178,26 +207,7 @@ std::vector<Section> Tokenize(std::string_view text, const std::string& file) {
             continue;
 
         if (line[0] == '[') {
-            if (line.back() != ']')
-                fail("section header '" + line + "' lacks a closing ']'");
-            std::string inner = Trim(std::string_view(line).substr(1, line.size() - 2));
-            Section s;
-            s.line = lineno;
-            size_t sp = inner.find_first_of(" \t");
-            s.type = inner.substr(0, sp);
-            if (sp != std::string::npos)
-                s.label = Trim(std::string_view(inner).substr(sp));
-            if (s.type.empty())
-                fail("empty section name");
-            bool labelled = s.type == "port" || s.type == "namespace";
-            bool plain = s.type == "node" || s.type == "subsystem" || s.type == "ana";
-            if (!labelled && !plain)
-                fail("unknown section [" + inner + "]");
-            if (labelled && s.label.empty())
-                fail("section [" + s.type + "] needs a label, e.g. [" + s.type +
-                     (s.type == "port" ? " tcp1]" : " 1]"));
-            if (plain && !s.label.empty())
-                fail("section [" + s.type + "] takes no label");
+            Section s = ParseHeader(line, lineno, file);
             std::string title = SectionTitle(s);
             auto [it, inserted] = seen.emplace(title, lineno);
             if (!inserted)
@@ -227,6 +237,152 @@ std::vector<Section> Tokenize(std::string_view text, const std::string& file) {
     return sections;
 }
 
+Section* FindSection(std::vector<Section>& sections, const std::string& type) {
+    for (Section& s : sections)
+        if (s.type == type)
+            return &s;
+    return nullptr;
+}
+
+[[noreturn]] void MissingSection(const std::string& file, const std::string& title) {
+    throw ConfigError(file + ": missing required section " + title);
+}
+
+// [node]: the node id and the controller ids this node hands out.
+void ParseNode(const std::string& file, Section& s, Config& cfg) {
+    SectionReader r(file, s);
+    cfg.node_id = static_cast<uint32_t>(*r.Number("id", 1, kMaxNodeId, true));
+    // Disjoint controller id ranges per node: the host's multipath needs
+    // cntlids unique across all paths of one subsystem.
+    uint32_t def_min = (cfg.node_id - 1) * 2000 + 1;
+    uint32_t def_max = cfg.node_id * 2000;
+    cfg.cntlid_min = static_cast<uint16_t>(r.Number("cntlid_min", 1, kMaxCntlid).value_or(def_min));
+    cfg.cntlid_max = static_cast<uint16_t>(r.Number("cntlid_max", 1, kMaxCntlid).value_or(def_max));
+    if (cfg.cntlid_min >= cfg.cntlid_max)
+        r.Fail(r.Line("cntlid_max"), "cntlid_min (" + std::to_string(cfg.cntlid_min) +
+                                         ") must be below cntlid_max (" +
+                                         std::to_string(cfg.cntlid_max) + ")");
+    r.RejectUnknown();
+}
+
+// [subsystem]: the NQN and what the subsystem tells hosts about itself.
+void ParseSubsystem(const std::string& file, Section& s, Config& cfg) {
+    SectionReader r(file, s);
+    cfg.nqn = *r.String("nqn", true);
+    int line = r.Line("nqn");
+    if (cfg.nqn.rfind("nqn.", 0) != 0)
+        r.Fail(line, "'nqn': '" + cfg.nqn + "' does not start with 'nqn.'");
+    if (cfg.nqn.size() > kMaxNqnLen)
+        r.Fail(line, "'nqn' is " + std::to_string(cfg.nqn.size()) + " bytes, at most " +
+                         std::to_string(kMaxNqnLen) + " allowed");
+    // It names a configfs directory: no '/', no blanks.
+    if (!Printable(cfg.nqn, '!') || cfg.nqn.find('/') != std::string::npos)
+        r.Fail(line, "'nqn' contains a blank, '/' or a non-ASCII character");
+
+    cfg.serial = r.String("serial").value_or(DefaultSerial(cfg.nqn));
+    if (cfg.serial.size() > kMaxSerialLen || !Printable(cfg.serial, ' '))
+        r.Fail(r.Line("serial"), "'serial' must be 1.." + std::to_string(kMaxSerialLen) +
+                                     " printable ASCII characters");
+    cfg.model = r.String("model").value_or("chorus");
+    if (cfg.model.size() > kMaxModelLen || !Printable(cfg.model, ' '))
+        r.Fail(r.Line("model"), "'model' must be 1.." + std::to_string(kMaxModelLen) +
+                                    " printable ASCII characters");
+    cfg.allow_any_host = r.Bool("allow_any_host").value_or(true);
+    r.RejectUnknown();
+}
+
+// [ana]: the ANA groups, listed once each.
+void ParseAna(const std::string& file, Section& s, Config& cfg) {
+    SectionReader r(file, s);
+    int line = r.Line("groups");
+    std::string list = *r.String("groups", true);
+    std::set<uint32_t> groups;
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        Entry e{Trim(item), line};
+        uint32_t g = static_cast<uint32_t>(r.ParseNumber(e, "groups", 1, kMaxAnaGroups));
+        if (!groups.insert(g).second)
+            r.Fail(line, "'groups': group " + std::to_string(g) + " listed twice");
+    }
+    cfg.ana_groups.assign(groups.begin(), groups.end());
+    r.RejectUnknown();
+}
+
+// What the [port] and [namespace] sections read so far have taken, which
+// the next ones must not take again.
+struct Taken {
+    std::set<uint32_t> port_ids;
+    std::set<std::string> endpoints;  // "tcp 10.0.0.1 4420"
+    std::set<uint32_t> nsids;
+    std::set<Uuid> ns_uuids;
+};
+
+// [port LABEL]; default_id is its place among the ports, from 1.
+PortConfig ParsePort(const std::string& file, Section& s, uint32_t default_id, Taken& taken) {
+    SectionReader r(file, s);
+    PortConfig p;
+    p.label = s.label;
+    p.transport = *r.String("transport", true);
+    if (p.transport != "tcp" && p.transport != "rdma")
+        r.Fail(r.Line("transport"), "'transport': '" + p.transport + "' is not tcp or rdma");
+    p.address = *r.String("address", true);
+    unsigned char buf[sizeof(in6_addr)];
+    if (inet_pton(AF_INET, p.address.c_str(), buf) == 1)
+        p.adrfam = "ipv4";
+    else if (inet_pton(AF_INET6, p.address.c_str(), buf) == 1)
+        p.adrfam = "ipv6";
+    else
+        r.Fail(r.Line("address"), "'address': '" + p.address + "' is not an IPv4 or IPv6 address");
+    p.service = static_cast<uint16_t>(r.Number("service", 1, 65535).value_or(4420));
+    p.id = static_cast<uint32_t>(r.Number("id", 1, 65535).value_or(default_id));
+    if (!taken.port_ids.insert(p.id).second)
+        r.Fail(r.Line("id"), "port id " + std::to_string(p.id) + " of " + SectionTitle(s) +
+                                 " is used by another port");
+    std::string ep = p.transport + " " + p.address + " " + std::to_string(p.service);
+    if (!taken.endpoints.insert(ep).second)
+        r.Fail(s.line, SectionTitle(s) + ": another port already listens on " + p.transport + " " +
+                           p.address + ":" + std::to_string(p.service));
+    r.RejectUnknown();
+    return p;
+}
+
+// [namespace NSID], after [node] and [ana]: its ANA group defaults to the
+// node id and must be one of [ana] groups if that section is there.
+NamespaceConfig ParseNamespace(const std::string& file, Section& s, const Config& cfg, bool has_ana,
+                               Taken& taken) {
+    SectionReader r(file, s);
+    NamespaceConfig ns;
+    Entry label{s.label, s.line};
+    ns.nsid = static_cast<uint32_t>(r.ParseNumber(label, "namespace id", 1, 0xfffffffe));
+    if (!taken.nsids.insert(ns.nsid).second)
+        r.Fail(s.line, "namespace id " + std::to_string(ns.nsid) + " is used twice");
+    ns.device = *r.String("device", true);
+    if (ns.device[0] != '/')
+        r.Fail(r.Line("device"), "'device': '" + ns.device + "' is not an absolute path");
+    ns.uuid = *r.UuidValue("uuid", true);
+    if (IsNullUuid(ns.uuid))
+        r.Fail(r.Line("uuid"), "'uuid' must not be the null uuid");
+    if (!taken.ns_uuids.insert(ns.uuid).second)
+        r.Fail(r.Line("uuid"), "'uuid' " + FormatUuid(ns.uuid) + " is used by another namespace");
+    ns.nguid = r.UuidValue("nguid", false).value_or(ns.uuid);
+    ns.ana_group =
+        static_cast<uint32_t>(r.Number("ana_group", 1, kMaxAnaGroups).value_or(cfg.node_id));
+    if (has_ana && !std::binary_search(cfg.ana_groups.begin(), cfg.ana_groups.end(), ns.ana_group))
+        r.Fail(r.Line("ana_group"), "'ana_group': group " + std::to_string(ns.ana_group) +
+                                        " is not listed in [ana] groups");
+    r.RejectUnknown();
+    return ns;
+}
+
+// Without [ana]: this node's group plus every group a namespace names.
+std::vector<uint32_t> DefaultAnaGroups(const Config& cfg) {
+    std::set<uint32_t> groups = {cfg.node_id};
+    for (const auto& ns : cfg.namespaces)
+        groups.insert(ns.ana_group);
+    return std::vector<uint32_t>(groups.begin(), groups.end());
+}
+
 }  // namespace
 
 std::string DefaultSerial(std::string_view nqn) {
@@ -246,153 +402,38 @@ Config ParseConfig(std::string_view text, const std::string& file) {
     std::vector<Section> sections = Tokenize(text, file);
     Config cfg;
     cfg.file = file;
-    auto missing = [&](const std::string& title) {
-        throw ConfigError(file + ": missing required section " + title);
-    };
-    auto find = [&](const std::string& type) -> Section* {
-        for (Section& s : sections)
-            if (s.type == type)
-                return &s;
-        return nullptr;
-    };
 
     // [node] first: other defaults depend on the node id.
-    Section* node = find("node");
+    Section* node = FindSection(sections, "node");
     if (node == nullptr)
-        missing("[node]");
-    {
-        SectionReader r(file, *node);
-        cfg.node_id = static_cast<uint32_t>(*r.Number("id", 1, kMaxNodeId, true));
-        // Disjoint controller id ranges per node: the host's multipath needs
-        // cntlids unique across all paths of one subsystem.
-        uint32_t def_min = (cfg.node_id - 1) * 2000 + 1;
-        uint32_t def_max = cfg.node_id * 2000;
-        cfg.cntlid_min =
-            static_cast<uint16_t>(r.Number("cntlid_min", 1, kMaxCntlid).value_or(def_min));
-        cfg.cntlid_max =
-            static_cast<uint16_t>(r.Number("cntlid_max", 1, kMaxCntlid).value_or(def_max));
-        if (cfg.cntlid_min >= cfg.cntlid_max)
-            r.Fail(r.Line("cntlid_max"), "cntlid_min (" + std::to_string(cfg.cntlid_min) +
-                                             ") must be below cntlid_max (" +
-                                             std::to_string(cfg.cntlid_max) + ")");
-        r.RejectUnknown();
-    }
+        MissingSection(file, "[node]");
+    ParseNode(file, *node, cfg);
 
-    Section* subsys = find("subsystem");
-    if (subsys == nullptr)
-        missing("[subsystem]");
-    {
-        SectionReader r(file, *subsys);
-        cfg.nqn = *r.String("nqn", true);
-        int line = r.Line("nqn");
-        if (cfg.nqn.rfind("nqn.", 0) != 0)
-            r.Fail(line, "'nqn': '" + cfg.nqn + "' does not start with 'nqn.'");
-        if (cfg.nqn.size() > kMaxNqnLen)
-            r.Fail(line, "'nqn' is " + std::to_string(cfg.nqn.size()) + " bytes, at most " +
-                             std::to_string(kMaxNqnLen) + " allowed");
-        // It names a configfs directory: no '/', no blanks.
-        if (!Printable(cfg.nqn, '!') || cfg.nqn.find('/') != std::string::npos)
-            r.Fail(line, "'nqn' contains a blank, '/' or a non-ASCII character");
+    Section* subsystem = FindSection(sections, "subsystem");
+    if (subsystem == nullptr)
+        MissingSection(file, "[subsystem]");
+    ParseSubsystem(file, *subsystem, cfg);
 
-        cfg.serial = r.String("serial").value_or(DefaultSerial(cfg.nqn));
-        if (cfg.serial.size() > kMaxSerialLen || !Printable(cfg.serial, ' '))
-            r.Fail(r.Line("serial"), "'serial' must be 1.." + std::to_string(kMaxSerialLen) +
-                                         " printable ASCII characters");
-        cfg.model = r.String("model").value_or("chorus");
-        if (cfg.model.size() > kMaxModelLen || !Printable(cfg.model, ' '))
-            r.Fail(r.Line("model"), "'model' must be 1.." + std::to_string(kMaxModelLen) +
-                                        " printable ASCII characters");
-        cfg.allow_any_host = r.Bool("allow_any_host").value_or(true);
-        r.RejectUnknown();
-    }
+    Section* ana = FindSection(sections, "ana");
+    if (ana != nullptr)
+        ParseAna(file, *ana, cfg);
 
-    std::optional<int> ana_line;
-    if (Section* ana = find("ana")) {
-        SectionReader r(file, *ana);
-        ana_line = r.Line("groups");
-        std::string list = *r.String("groups", true);
-        std::set<uint32_t> groups;
-        std::stringstream ss(list);
-        std::string item;
-        while (std::getline(ss, item, ',')) {
-            Entry e{Trim(item), *ana_line};
-            uint32_t g = static_cast<uint32_t>(r.ParseNumber(e, "groups", 1, kMaxAnaGroups));
-            if (!groups.insert(g).second)
-                r.Fail(*ana_line, "'groups': group " + std::to_string(g) + " listed twice");
-        }
-        cfg.ana_groups.assign(groups.begin(), groups.end());
-        r.RejectUnknown();
-    }
-
-    std::set<uint32_t> port_ids;
-    std::set<std::string> endpoints;
-    std::set<uint32_t> nsids;
-    std::set<Uuid> ns_uuids;
+    // In order of appearance, so that the first mistake in the file is the
+    // one reported.
+    Taken taken;
     for (Section& s : sections) {
-        SectionReader r(file, s);
         if (s.type == "port") {
-            PortConfig p;
-            p.label = s.label;
-            p.transport = *r.String("transport", true);
-            if (p.transport != "tcp" && p.transport != "rdma")
-                r.Fail(r.Line("transport"),
-                       "'transport': '" + p.transport + "' is not tcp or rdma");
-            p.address = *r.String("address", true);
-            unsigned char buf[sizeof(in6_addr)];
-            if (inet_pton(AF_INET, p.address.c_str(), buf) == 1)
-                p.adrfam = "ipv4";
-            else if (inet_pton(AF_INET6, p.address.c_str(), buf) == 1)
-                p.adrfam = "ipv6";
-            else
-                r.Fail(r.Line("address"),
-                       "'address': '" + p.address + "' is not an IPv4 or IPv6 address");
-            p.service = static_cast<uint16_t>(r.Number("service", 1, 65535).value_or(4420));
-            p.id = static_cast<uint32_t>(r.Number("id", 1, 65535).value_or(cfg.ports.size() + 1));
-            if (!port_ids.insert(p.id).second)
-                r.Fail(r.Line("id"), "port id " + std::to_string(p.id) + " of " + SectionTitle(s) +
-                                         " is used by another port");
-            std::string ep = p.transport + " " + p.address + " " + std::to_string(p.service);
-            if (!endpoints.insert(ep).second)
-                r.Fail(s.line, SectionTitle(s) + ": another port already listens on " +
-                                   p.transport + " " + p.address + ":" + std::to_string(p.service));
-            r.RejectUnknown();
-            cfg.ports.push_back(std::move(p));
+            auto default_id = static_cast<uint32_t>(cfg.ports.size() + 1);
+            cfg.ports.push_back(ParsePort(file, s, default_id, taken));
         } else if (s.type == "namespace") {
-            NamespaceConfig ns;
-            Entry label{s.label, s.line};
-            ns.nsid = static_cast<uint32_t>(r.ParseNumber(label, "namespace id", 1, 0xfffffffe));
-            if (!nsids.insert(ns.nsid).second)
-                r.Fail(s.line, "namespace id " + std::to_string(ns.nsid) + " is used twice");
-            ns.device = *r.String("device", true);
-            if (ns.device[0] != '/')
-                r.Fail(r.Line("device"), "'device': '" + ns.device + "' is not an absolute path");
-            ns.uuid = *r.UuidValue("uuid", true);
-            if (IsNullUuid(ns.uuid))
-                r.Fail(r.Line("uuid"), "'uuid' must not be the null uuid");
-            if (!ns_uuids.insert(ns.uuid).second)
-                r.Fail(r.Line("uuid"),
-                       "'uuid' " + FormatUuid(ns.uuid) + " is used by another namespace");
-            ns.nguid = r.UuidValue("nguid", false).value_or(ns.uuid);
-            ns.ana_group = static_cast<uint32_t>(
-                r.Number("ana_group", 1, kMaxAnaGroups).value_or(cfg.node_id));
-            if (ana_line &&
-                !std::binary_search(cfg.ana_groups.begin(), cfg.ana_groups.end(), ns.ana_group))
-                r.Fail(r.Line("ana_group"), "'ana_group': group " + std::to_string(ns.ana_group) +
-                                                " is not listed in [ana] groups");
-            r.RejectUnknown();
-            cfg.namespaces.push_back(std::move(ns));
+            cfg.namespaces.push_back(ParseNamespace(file, s, cfg, ana != nullptr, taken));
         }
     }
     if (cfg.ports.empty())
-        missing("[port LABEL] (at least one port is needed to export anything)");
+        MissingSection(file, "[port LABEL] (at least one port is needed to export anything)");
 
-    if (!ana_line) {
-        // Without [ana]: this node's group plus every group a namespace names.
-        std::set<uint32_t> groups = {cfg.node_id};
-        for (const auto& ns : cfg.namespaces)
-            groups.insert(ns.ana_group);
-        cfg.ana_groups.assign(groups.begin(), groups.end());
-    }
+    if (ana == nullptr)
+        cfg.ana_groups = DefaultAnaGroups(cfg);
     return cfg;
 }
 

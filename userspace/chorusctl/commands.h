@@ -1,0 +1,39 @@
+// Every chorusctl command, made fresh for one run; main.cc's table names
+// them and says where they sit in the command tree.
+#ifndef CHORUS_CHORUSCTL_COMMANDS_H_
+#define CHORUS_CHORUSCTL_COMMANDS_H_
+
+#include <memory>
+
+#include "chorusctl/command.h"
+
+namespace chorus {
+
+// Volumes in chorus.ko (commands_volume.cc).
+std::unique_ptr<Command> NewVolumeCreate();
+std::unique_ptr<Command> NewVolumeDestroy();
+std::unique_ptr<Command> NewVolumeList();
+std::unique_ptr<Command> NewVolumeStatus();
+std::unique_ptr<Command> NewVolumeRole();
+std::unique_ptr<Command> NewVolumeSet();
+
+// A backing device's metadata, without the module (commands_backing.cc).
+std::unique_ptr<Command> NewVolumeFormat();
+std::unique_ptr<Command> NewVolumeInspect();
+
+// The listener, and commands on one peer of a volume (commands_peer.cc).
+std::unique_ptr<Command> NewListen();
+std::unique_ptr<Command> NewUnlisten();
+std::unique_ptr<Command> NewPeerAdd();
+std::unique_ptr<Command> NewPeerDel();
+std::unique_ptr<Command> NewPeerConnect();
+std::unique_ptr<Command> NewPeerDisconnect();
+std::unique_ptr<Command> NewWritesetRemove();
+std::unique_ptr<Command> NewVolumeVerify();
+
+// The event stream (commands_events.cc).
+std::unique_ptr<Command> NewEvents();
+
+}  // namespace chorus
+
+#endif  // CHORUS_CHORUSCTL_COMMANDS_H_

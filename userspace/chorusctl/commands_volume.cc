@@ -1,0 +1,281 @@
+// volume create, destroy, list, status, role and set: volumes in chorus.ko.
+#include <cerrno>
+#include <iostream>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <linux/chorus.h>
+
+#include "chorusctl/args.h"
+#include "chorusctl/command.h"
+#include "chorusctl/commands.h"
+#include "chorusctl/output.h"
+#include "lib/size.h"
+#include "lib/uuid.h"
+#include "lib/volume_validate.h"
+
+namespace chorus {
+
+namespace {
+
+class VolumeCreate : public Command {
+public:
+    void AddOptions(CLI::App& cmd) override {
+        AddVolumeName(cmd, name_, "Volume name: 1..63 of [A-Za-z0-9._-], not starting '.'");
+        AddBacking(cmd, backing_, "Absolute path of the backing block device");
+        shape_.AddTo(cmd);
+        cmd.add_option("--node-id", node_id_,
+                       "This node's id in the volume, 1..32: recorded in the metadata, or "
+                       "checked against the one recorded")
+            ->check(Check(CheckNodeIdArg, "N"));
+    }
+
+    std::string Subject() const override { return name_; }
+
+    int Run(const GlobalOptions& global) override {
+        // Validate everything before talking to the kernel.
+        VolumeShape shape = shape_.Parse();
+        VolumeCreateRequest req;
+        req.name = name_;
+        req.backing_path = backing_;
+        req.size_bytes = shape.size;
+        req.block_size = shape.block_size;
+        req.uuid = shape.uuid;
+        if (!node_id_.empty())
+            req.node_id = NodeIdOf(node_id_);
+        VolumeInfo v;
+        try {
+            v = Connect().Create(req);
+        } catch (const NetlinkError& e) {
+            // The kernel's extack names the device; without one, say it here.
+            if (e.errnum() == EBUSY && e.extack().empty())
+                throw InUseError(backing_);
+            throw;
+        }
+        if (global.json)
+            PrintJson(VolumeToJson(v));
+        else
+            std::cout << CreatedLine(v) << std::endl;
+        return kExitOk;
+    }
+
+private:
+    static std::string CreatedLine(const VolumeInfo& v) {
+        std::string line = "created volume " + v.name + ": " + DevicePath(v) + ", " +
+                           FormatSize(v.size_bytes) + ", block size " +
+                           std::to_string(v.block_size) + ", uuid " + FormatUuid(v.uuid);
+        if (v.node_id.value_or(0) != 0)
+            line += ", node id " + std::to_string(*v.node_id);
+        if (v.role)
+            line += ", " + RoleName(*v.role);
+        if (v.epoch)
+            line += " at epoch " + std::to_string(*v.epoch);
+        return line;
+    }
+
+    std::string name_;
+    std::string backing_;
+    ShapeOptions shape_;
+    std::string node_id_;
+};
+
+class VolumeDestroy : public Command {
+public:
+    void AddOptions(CLI::App& cmd) override { AddVolumeName(cmd, name_); }
+
+    std::string Subject() const override { return name_; }
+
+    int Run(const GlobalOptions& global) override {
+        Connect().Destroy(name_);
+        if (global.json)
+            PrintJson({{"name", name_}, {"destroyed", true}});
+        else
+            std::cout << "destroyed volume " << name_ << std::endl;
+        return kExitOk;
+    }
+
+private:
+    std::string name_;
+};
+
+class VolumeList : public Command {
+public:
+    void AddOptions(CLI::App&) override {}
+
+    int Run(const GlobalOptions& global) override {
+        std::vector<VolumeInfo> volumes = Connect().List();
+        if (global.json) {
+            nlohmann::json arr = nlohmann::json::array();
+            for (const auto& v : volumes)
+                arr.push_back(VolumeToJson(v));
+            PrintJson(arr);
+        } else {
+            PrintVolumeTable(std::cout, volumes);
+            std::cout.flush();
+        }
+        return kExitOk;
+    }
+};
+
+class VolumeStatus : public Command {
+public:
+    void AddOptions(CLI::App& cmd) override { AddVolumeName(cmd, name_); }
+
+    std::string Subject() const override { return name_; }
+
+    int Run(const GlobalOptions& global) override {
+        VolumeInfo v = Connect().Get(name_);
+        if (global.json) {
+            PrintJson(VolumeToJson(v));
+        } else {
+            PrintVolumeStatus(std::cout, v);
+            std::cout.flush();
+        }
+        return kExitOk;
+    }
+
+private:
+    std::string name_;
+};
+
+class VolumeRole : public Command {
+public:
+    void AddOptions(CLI::App& cmd) override {
+        AddVolumeName(cmd, name_);
+        cmd.add_option("ROLE", role_, "owner or replica")
+            ->required()
+            ->check(CLI::IsMember({"owner", "replica"}));
+        cmd.add_option("--epoch", epoch_,
+                       "The owner's epoch, higher than any accepted (required for owner)")
+            ->check(Check(CheckU64Arg, "E"));
+    }
+
+    std::string Subject() const override { return name_ + " " + role_; }
+
+    int Run(const GlobalOptions& global) override {
+        SetRoleRequest req;
+        req.volume = name_;
+        req.role = role_ == "owner" ? CHORUS_ROLE_OWNER : CHORUS_ROLE_REPLICA;
+        if (!epoch_.empty())
+            req.epoch = ParseDecimal(epoch_, UINT64_MAX);
+        if (req.role == CHORUS_ROLE_OWNER && !req.epoch)
+            throw UsageError("volume role " + name_ +
+                             " owner: --epoch E is required (higher than any epoch the volume "
+                             "accepted; see volume status)");
+        VolumeClient client = Connect();
+        client.SetRole(req);
+        std::string line = "volume " + name_ + " is now " + RoleName(req.role);
+        if (req.epoch)
+            line += " at epoch " + std::to_string(*req.epoch);
+        return ReportVolume(global, client, name_, line);
+    }
+
+private:
+    std::string name_;
+    std::string role_;
+    std::string epoch_;
+};
+
+// volume set: only the tunables given are sent, and the confirmation names
+// each of them.
+class VolumeSet : public Command {
+public:
+    void AddOptions(CLI::App& cmd) override {
+        AddVolumeName(cmd, name_);
+        cmd.add_option("--request-timeout-ms", request_timeout_ms_,
+                       "How long a peer may take to ack a write before it is unreachable")
+            ->check(Check(CheckU32Arg, "MS"));
+        cmd.add_option("--ping-interval-ms", ping_interval_ms_, "Heartbeat period")
+            ->check(Check(CheckU32Arg, "MS"));
+        cmd.add_option("--ping-timeout-ms", ping_timeout_ms_,
+                       "Silence after which a peer is unreachable")
+            ->check(Check(CheckU32Arg, "MS"));
+        cmd.add_option("--resync-rate", resync_rate_,
+                       "Resync limit in bytes per second (10M, 1G); 0 for none")
+            ->check(Check(CheckRateArg, "BYTES_PER_SEC"));
+        cmd.add_option("--auto-degrade", auto_degrade_,
+                       "on: drop an unreachable peer from the write set without being told "
+                       "(no fencing; standalone use only)")
+            ->check(CLI::IsMember({"on", "off"}));
+    }
+
+    std::string Subject() const override { return name_; }
+
+    int Run(const GlobalOptions& global) override {
+        VolumeSetRequest req;
+        req.volume = name_;
+        std::string changes;
+        Millis(request_timeout_ms_, req.request_timeout_ms, "request timeout", changes);
+        Millis(ping_interval_ms_, req.ping_interval_ms, "ping interval", changes);
+        Millis(ping_timeout_ms_, req.ping_timeout_ms, "ping timeout", changes);
+        if (!resync_rate_.empty()) {
+            req.resync_rate = ParseSize(resync_rate_);
+            Note("resync rate " + (*req.resync_rate == 0 ? std::string("unlimited")
+                                                         : FormatRate(*req.resync_rate)),
+                 changes);
+        }
+        if (!auto_degrade_.empty()) {
+            req.auto_degrade = auto_degrade_ == "on";
+            Note("auto degrade " + auto_degrade_, changes);
+        }
+        if (req.empty())
+            throw UsageError("volume set " + name_ +
+                             ": nothing to change: give at least one of --request-timeout-ms, "
+                             "--ping-interval-ms, --ping-timeout-ms, --resync-rate, "
+                             "--auto-degrade");
+        VolumeClient client = Connect();
+        client.Set(req);
+        return ReportVolume(global, client, name_, "updated volume " + name_ + ": " + changes);
+    }
+
+private:
+    // Appends one change to the comma-separated list of changes.
+    static void Note(const std::string& change, std::string& changes) {
+        changes += (changes.empty() ? "" : ", ") + change;
+    }
+
+    // A duration in milliseconds, if given.
+    static void Millis(const std::string& arg, std::optional<uint32_t>& field, const char* what,
+                       std::string& changes) {
+        if (arg.empty())
+            return;
+        field = static_cast<uint32_t>(ParseDecimal(arg, UINT32_MAX));
+        Note(std::string(what) + " " + std::to_string(*field) + " ms", changes);
+    }
+
+    std::string name_;
+    std::string request_timeout_ms_;
+    std::string ping_interval_ms_;
+    std::string ping_timeout_ms_;
+    std::string resync_rate_;
+    std::string auto_degrade_;
+};
+
+}  // namespace
+
+std::unique_ptr<Command> NewVolumeCreate() {
+    return std::make_unique<VolumeCreate>();
+}
+
+std::unique_ptr<Command> NewVolumeDestroy() {
+    return std::make_unique<VolumeDestroy>();
+}
+
+std::unique_ptr<Command> NewVolumeList() {
+    return std::make_unique<VolumeList>();
+}
+
+std::unique_ptr<Command> NewVolumeStatus() {
+    return std::make_unique<VolumeStatus>();
+}
+
+std::unique_ptr<Command> NewVolumeRole() {
+    return std::make_unique<VolumeRole>();
+}
+
+std::unique_ptr<Command> NewVolumeSet() {
+    return std::make_unique<VolumeSet>();
+}
+
+}  // namespace chorus
