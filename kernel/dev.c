@@ -268,6 +268,14 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	return BLK_STS_OK;
 }
 
+/*
+ * A flush of the volume completes inside the backing device's flush_end_io(),
+ * under the backing queue's mq_flush_lock, and takes the volume's own: two
+ * locks of one lockdep class unless the volume's has a class of its own
+ * (as nvme-loop does).
+ */
+static struct lock_class_key chorus_hctx_fq_lock_key;
+
 static int chorus_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 			    unsigned int index)
 {
@@ -280,6 +288,7 @@ static int chorus_init_hctx(struct blk_mq_hw_ctx *hctx, void *data,
 	spin_lock_init(&ch->lock);
 	INIT_LIST_HEAD(&ch->list);
 	INIT_WORK(&ch->work, chorus_hctx_workfn);
+	blk_mq_hctx_set_fq_lock_class(hctx, &chorus_hctx_fq_lock_key);
 	hctx->driver_data = ch;
 	return 0;
 }

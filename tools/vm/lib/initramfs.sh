@@ -20,6 +20,14 @@ guest_kernel_image() {
 	return 1
 }
 
+# Extra kernel arguments a lab kernel asks for, from lab.cmdline beside its modules (the debug
+# kernel's build writes one; Debian's kernel has none). Comment lines are skipped.
+guest_kernel_args() {
+	local f="/lib/modules/$1/lab.cmdline"
+	[[ -r $f ]] || return 0
+	grep -v '^[[:space:]]*#' "$f" | tr '\n' ' '
+}
+
 # Module files for INITRAMFS_MODULES and their dependencies, in load order, deduplicated.
 initramfs_module_files() {
 	local kver=$1
