@@ -101,6 +101,7 @@ check-debug: deps
 	$(MAKE) debug-kernel
 	$(MAKE) module-debug
 	KVER=$$($(ROOT)/tools/vm/debug-kernel/build --print-kver) \
+		CHORUS_SELFTEST_TIMEOUT_SCALE=$${CHORUS_SELFTEST_TIMEOUT_SCALE:-4} \
 		$(ROOT)/tests/selftests/run --no-build $(if $(FILTER),--filter $(FILTER))
 
 demo: deps

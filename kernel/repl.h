@@ -74,7 +74,8 @@ struct chorus_reply {
  * @failures: dial attempts on it that failed
  * @msgs_sent: messages sent on it
  * @bytes_sent: data bytes sent on it
- * @last_error: why it last failed, under chorus_peer.lock
+ * @last_error: why a dial on it last failed, cleared when a session is
+ *	established on it; under chorus_peer.lock
  */
 struct chorus_path_stats {
 	atomic64_t sessions;

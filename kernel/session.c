@@ -159,6 +159,8 @@ void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
 	peer->fenced = false;
 	peer->conn_state = CHORUS_CONN_CONNECTING;
 	peer->last_error[0] = '\0';
+	/* A refused dial before this session is no error of it. */
+	peer->paths[chorus_path_index(peer->active_transport)].last_error[0] = '\0';
 	WRITE_ONCE(peer->last_rx, jiffies);
 	spin_unlock_irq(&peer->lock);
 

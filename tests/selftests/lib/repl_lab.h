@@ -257,6 +257,16 @@ static inline void __rl_start_pair(struct __test_metadata *_metadata, const char
 				   other[vm]));
 	ASSERT_TRUE(rl_wait_peer(1, 2, "conn_state", "connected", 30));
 	ASSERT_TRUE(rl_wait_peer(2, 1, "conn_state", "connected", 30));
+	/* Both dialled; a dial refused on the way is no error once connected. */
+	for (vm = 1; vm <= 2; vm++) {
+		char err[256];
+
+		rl_peer_field(vm, other[vm],
+			      "paths[] | select(.active) | .last_error // \"\"",
+			      err, sizeof(err));
+		EXPECT_STREQ("", err)
+			TH_LOG("vm%d: the connected path shows \"%s\"", vm, err);
+	}
 }
 #define rl_start_pair(transport, owner, epoch) \
 	__rl_start_pair(_metadata, transport, owner, epoch)
