@@ -8,6 +8,7 @@
  *   dev.c      the blk-mq gendisk of a volume and its I/O path
  *   sysfs.c    /sys/block/chorusN/chorus/
  *   genl.c     the generic netlink family "chorus"
+ *   lease.c    the node's lease deadline: owners hold I/O past it
  *
  * and replication, declared in repl.h.
  */
@@ -131,6 +132,15 @@ static inline u64 chorus_stat_value(const struct chorus_stats *sum,
  * @lock: protects @open_count and @dying
  * @open_count: how many times @disk is open
  * @dying: set once destruction began; opens fail from then on
+ * @held_lock: protects @held_start, @held_done, @nr_held and @held_fail;
+ *	taken from request completion, so with irqs off. Innermost: nothing
+ *	is taken under it
+ * @held_start: requests not started because the lease deadline had passed
+ *	(dev.c), linked by chorus_rq.wait_entry
+ * @held_done: requests done but not completed, for the same reason
+ * @nr_held: entries of both lists; read without the lock with READ_ONCE
+ * @held_fail: fail, instead of holding, what the lease would hold: set
+ *	while the node gives up ownership (chorus_dev_release_held())
  */
 struct chorus_volume {
 	char name[CHORUS_VOLUME_NAME_MAX];
@@ -154,6 +164,26 @@ struct chorus_volume {
 	struct mutex lock; /* protects open_count and dying */
 	unsigned int open_count;
 	bool dying;
+
+	spinlock_t held_lock; /* see above */
+	struct list_head held_start;
+	struct list_head held_done;
+	unsigned int nr_held;
+	bool held_fail;
+};
+
+/**
+ * struct chorus_lease_info - the node's lease, as netlink reports it
+ * @deadline: CLOCK_BOOTTIME ns, 0 when disarmed
+ * @now: CLOCK_BOOTTIME ns when read
+ * @expiries: deadlines that passed since load
+ * @state: &enum chorus_lease_state
+ */
+struct chorus_lease_info {
+	u64 deadline;
+	u64 now;
+	u64 expiries;
+	u32 state;
 };
 
 /**
@@ -227,6 +257,15 @@ void chorus_dev_major_unregister(void);
 int chorus_dev_create(struct chorus_volume *vol,
 		      struct netlink_ext_ack *extack);
 void chorus_dev_destroy(struct chorus_volume *vol);
+void chorus_dev_release_held(struct chorus_volume *vol, bool fail);
+unsigned int chorus_dev_nr_held(struct chorus_volume *vol);
+void chorus_dev_clear_held_fail(struct chorus_volume *vol);
+
+/* lease.c */
+bool chorus_lease_expired(void);
+int chorus_lease_set(u64 deadline, struct netlink_ext_ack *extack);
+void chorus_lease_get(struct chorus_lease_info *info);
+void chorus_lease_exit(void);
 
 /* sysfs.c */
 extern const struct attribute_group *chorus_disk_groups[];

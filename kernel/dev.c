@@ -80,6 +80,50 @@ static void chorus_account(struct chorus_volume *vol, struct request *rq,
 	}
 }
 
+/* Complete a request for good: count it and hand it back to blk-mq. */
+static void chorus_dev_end(struct chorus_volume *vol, struct request *rq,
+			   blk_status_t status)
+{
+	chorus_account(vol, rq, status);
+	blk_mq_end_request(rq, status);
+}
+
+/*
+ * Past the lease deadline an owner neither starts nor completes a request
+ * (lease.c): it waits on @list until chorus_dev_release_held(). The deadline
+ * is read again under held_lock, which chorus_dev_release_held() takes after
+ * a new deadline is set: a request held here is seen by that release, one
+ * that comes later sees the new deadline.
+ *
+ * Return: true if the request was taken: held, or failed while the node
+ * gives up ownership (held_fail).
+ */
+static bool chorus_dev_hold(struct chorus_volume *vol, struct request *rq,
+			    struct list_head *list)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	unsigned long flags;
+	bool fail;
+
+	if (likely(!chorus_lease_expired()) ||
+	    READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER)
+		return false;
+	spin_lock_irqsave(&vol->held_lock, flags);
+	if (!chorus_lease_expired()) {
+		spin_unlock_irqrestore(&vol->held_lock, flags);
+		return false;
+	}
+	fail = vol->held_fail;
+	if (!fail) {
+		list_add_tail(&rqd->wait_entry, list);
+		WRITE_ONCE(vol->nr_held, vol->nr_held + 1);
+	}
+	spin_unlock_irqrestore(&vol->held_lock, flags);
+	if (fail)
+		chorus_dev_end(vol, rq, BLK_STS_IOERR);
+	return true;
+}
+
 /**
  * chorus_rq_put() - drop a reference on a request; the last completes it
  * @rq: the request
@@ -98,10 +142,11 @@ void chorus_rq_put(struct request *rq)
 
 	status = READ_ONCE(rqd->status);
 	chorus_repl_rq_done(vol, rq);
-	chorus_account(vol, rq, status);
 	if (status != BLK_STS_OK && status != BLK_STS_NOTSUPP)
 		chorus_volume_set_failed(vol);
-	blk_mq_end_request(rq, status);
+	if (chorus_dev_hold(vol, rq, &vol->held_done))
+		return;
+	chorus_dev_end(vol, rq, status);
 }
 
 static void chorus_clone_endio(struct bio *clone)
@@ -177,6 +222,8 @@ void chorus_dev_submit_local(struct chorus_volume *vol, struct request *rq)
  */
 static void chorus_dev_start(struct chorus_volume *vol, struct request *rq)
 {
+	if (chorus_dev_hold(vol, rq, &vol->held_start))
+		return;
 	if (req_op(rq) != REQ_OP_READ && vol->repl.nr_peers &&
 	    READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER) {
 		chorus_repl_queue_rq(vol, rq);
@@ -215,6 +262,83 @@ static void chorus_hctx_workfn(struct work_struct *work)
 	memalloc_noio_restore(noio);
 }
 
+/* Hand a started request to its hardware queue's worker. */
+static void chorus_dev_queue_work(struct request *rq)
+{
+	struct chorus_hctx *ch = rq->mq_hctx->driver_data;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	unsigned long flags;
+
+	spin_lock_irqsave(&ch->lock, flags);
+	list_add_tail(&rqd->wait_entry, &ch->list);
+	spin_unlock_irqrestore(&ch->lock, flags);
+	queue_work(chorus_io_wq, &ch->work);
+}
+
+/**
+ * chorus_dev_release_held() - let go of what the lease deadline holds
+ * @vol: the volume
+ * @fail: false: a later deadline was set, or the lease disarmed: held
+ *	requests start or complete as they would have. true: the node gives up
+ *	ownership: they fail with an I/O error, and so does every request the
+ *	lease would hold from now on, until the role changes
+ *	(chorus_dev_clear_held_fail())
+ *
+ * Context: process context.
+ */
+void chorus_dev_release_held(struct chorus_volume *vol, bool fail)
+{
+	struct chorus_rq *rqd, *next;
+	LIST_HEAD(start);
+	LIST_HEAD(done);
+
+	spin_lock_irq(&vol->held_lock);
+	list_splice_init(&vol->held_start, &start);
+	list_splice_init(&vol->held_done, &done);
+	WRITE_ONCE(vol->nr_held, 0);
+	vol->held_fail = fail;
+	spin_unlock_irq(&vol->held_lock);
+
+	list_for_each_entry_safe(rqd, next, &done, wait_entry) {
+		list_del_init(&rqd->wait_entry);
+		chorus_dev_end(vol, blk_mq_rq_from_pdu(rqd),
+			       fail ? BLK_STS_IOERR : READ_ONCE(rqd->status));
+	}
+	list_for_each_entry_safe(rqd, next, &start, wait_entry) {
+		list_del_init(&rqd->wait_entry);
+		if (fail)
+			chorus_dev_end(vol, blk_mq_rq_from_pdu(rqd),
+				       BLK_STS_IOERR);
+		else
+			chorus_dev_queue_work(blk_mq_rq_from_pdu(rqd));
+	}
+}
+
+/**
+ * chorus_dev_clear_held_fail() - hold again what the lease holds
+ * @vol: the volume, whose role just changed
+ *
+ * Context: any.
+ */
+void chorus_dev_clear_held_fail(struct chorus_volume *vol)
+{
+	spin_lock_irq(&vol->held_lock);
+	vol->held_fail = false;
+	spin_unlock_irq(&vol->held_lock);
+}
+
+/**
+ * chorus_dev_nr_held() - how many requests the lease deadline holds now
+ * @vol: the volume
+ *
+ * Context: any.
+ * Return: the number, possibly stale by the time it is used.
+ */
+unsigned int chorus_dev_nr_held(struct chorus_volume *vol)
+{
+	return READ_ONCE(vol->nr_held);
+}
+
 /*
  * Called in the submitter's context. With a plug, that is (nearly always)
  * the flush of that very plug: a bio submitted here would be added to the
@@ -229,10 +353,8 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    const struct blk_mq_queue_data *bd)
 {
 	struct chorus_volume *vol = hctx->queue->queuedata;
-	struct chorus_hctx *ch = hctx->driver_data;
 	struct request *rq = bd->rq;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
-	unsigned long flags;
 	unsigned int noio;
 
 	switch (req_op(rq)) {
@@ -256,10 +378,7 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	atomic_set(&rqd->pending, 1);
 
 	if (current->plug) {
-		spin_lock_irqsave(&ch->lock, flags);
-		list_add_tail(&rqd->wait_entry, &ch->list);
-		spin_unlock_irqrestore(&ch->lock, flags);
-		queue_work(chorus_io_wq, &ch->work);
+		chorus_dev_queue_work(rq);
 		return BLK_STS_OK;
 	}
 	noio = memalloc_noio_save();

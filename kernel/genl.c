@@ -92,6 +92,10 @@ static const struct nla_policy chorus_volume_set_policy[CHORUS_A_MAX + 1] = {
 	[CHORUS_A_AUTO_DEGRADE]		= NLA_POLICY_MAX(NLA_U8, 1),
 };
 
+static const struct nla_policy chorus_lease_policy[CHORUS_A_MAX + 1] = {
+	[CHORUS_A_LEASE_DEADLINE_NS]	= { .type = NLA_U64 },
+};
+
 static const struct nla_policy chorus_name_policy[CHORUS_A_VOLUME_NAME + 1] = {
 	[CHORUS_A_VOLUME_NAME]	= CHORUS_NAME_POLICY,
 };
@@ -122,7 +126,7 @@ static size_t chorus_genl_volume_size(void)
 	       nla_total_size(0) +				/* STATS */
 	       CHORUS_NR_STATS *
 			nla_total_size_64bit(sizeof(u64)) +
-	       6 * nla_total_size(sizeof(u32)) +		/* NODE_ID .. */
+	       7 * nla_total_size(sizeof(u32)) +		/* NODE_ID .. */
 	       2 * nla_total_size_64bit(sizeof(u64)) +		/* EPOCH, RATE */
 	       nla_total_size(sizeof(u8)) +			/* AUTO_DEGRADE */
 	       nla_total_size(CHORUS_REASON_MAX) +		/* REASON */
@@ -328,6 +332,7 @@ static int chorus_genl_fill_volume(struct sk_buff *skb,
 	    nla_put_string(skb, CHORUS_A_DISK_NAME, vol->disk->disk_name) ||
 	    nla_put_u32(skb, CHORUS_A_STATE, chorus_volume_state(vol)) ||
 	    nla_put_u32(skb, CHORUS_A_OPEN_COUNT, READ_ONCE(vol->open_count)) ||
+	    nla_put_u32(skb, CHORUS_A_HELD_IO, chorus_dev_nr_held(vol)) ||
 	    chorus_genl_fill_repl(skb, vol))
 		return -EMSGSIZE;
 	return chorus_genl_fill_stats(skb, vol);
@@ -839,6 +844,63 @@ unlock:
 	return ret;
 }
 
+/*
+ * A later deadline lets go of what an expired one held: every volume starts
+ * or completes its held requests.
+ */
+static int chorus_genl_lease_set_doit(struct sk_buff *skb,
+				      struct genl_info *info)
+{
+	struct chorus_volume *vol;
+	int index = 0, ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_LEASE_DEADLINE_NS)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "missing lease deadline (CHORUS_A_LEASE_DEADLINE_NS)");
+		return -EINVAL;
+	}
+	ret = chorus_lease_set(nla_get_u64(info->attrs[CHORUS_A_LEASE_DEADLINE_NS]),
+			       info->extack);
+	if (ret || chorus_lease_expired())
+		return ret;
+	mutex_lock(&chorus_volumes_lock);
+	while ((vol = chorus_volume_next(&index))) {
+		chorus_dev_release_held(vol, false);
+		index++;
+	}
+	mutex_unlock(&chorus_volumes_lock);
+	return 0;
+}
+
+static int chorus_genl_lease_get_doit(struct sk_buff *skb,
+				      struct genl_info *info)
+{
+	struct chorus_lease_info lease;
+	struct sk_buff *reply;
+	void *hdr;
+
+	chorus_lease_get(&lease);
+	reply = genlmsg_new(3 * nla_total_size_64bit(sizeof(u64)) +
+			    nla_total_size(sizeof(u32)), GFP_KERNEL);
+	if (!reply)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(reply, info, &chorus_genl_family, 0,
+				CHORUS_CMD_LEASE_GET);
+	if (!hdr ||
+	    nla_put_u32(reply, CHORUS_A_LEASE_STATE, lease.state) ||
+	    nla_put_u64_64bit(reply, CHORUS_A_LEASE_DEADLINE_NS, lease.deadline,
+			      CHORUS_A_PAD) ||
+	    nla_put_u64_64bit(reply, CHORUS_A_LEASE_NOW_NS, lease.now,
+			      CHORUS_A_PAD) ||
+	    nla_put_u64_64bit(reply, CHORUS_A_LEASE_EXPIRIES, lease.expiries,
+			      CHORUS_A_PAD)) {
+		nlmsg_free(reply);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(reply, hdr);
+	return genlmsg_reply(reply, info);
+}
+
 /* Every policy array has CHORUS_A_MAX + 1 entries. */
 #define CHORUS_GENL_OP(_cmd, _doit, _policy)				\
 	{								\
@@ -891,6 +953,14 @@ static const struct genl_ops chorus_genl_ops[] = {
 		       chorus_peer_policy),
 	CHORUS_GENL_OP(CHORUS_CMD_VOLUME_SET, chorus_genl_volume_set_doit,
 		       chorus_volume_set_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_LEASE_SET, chorus_genl_lease_set_doit,
+		       chorus_lease_policy),
+	{
+		.cmd		= CHORUS_CMD_LEASE_GET,
+		.doit		= chorus_genl_lease_get_doit,
+		.policy		= chorus_lease_policy,
+		.maxattr	= CHORUS_A_MAX,
+	},
 };
 
 static struct genl_family chorus_genl_family __ro_after_init = {

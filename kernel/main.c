@@ -281,6 +281,9 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 		return -ENOMEM;
 	strscpy(vol->name, cfg->name, sizeof(vol->name));
 	mutex_init(&vol->lock);
+	spin_lock_init(&vol->held_lock);
+	INIT_LIST_HEAD(&vol->held_start);
+	INIT_LIST_HEAD(&vol->held_done);
 	chorus_repl_init(vol);
 	atomic_set(&vol->state, CHORUS_VOLUME_STATE_ONLINE);
 	INIT_WORK(&vol->state_work, chorus_volume_state_workfn);
@@ -426,6 +429,8 @@ static void __exit chorus_exit(void)
 	mutex_unlock(&chorus_volumes_lock);
 
 	chorus_genl_unregister();
+	/* Nothing can set the lease any more. */
+	chorus_lease_exit();
 	chorus_dev_major_unregister();
 	chorus_transports_exit();
 	destroy_workqueue(chorus_wq);

@@ -579,6 +579,12 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			       "epoch is older than the highest this replica accepted (or equal to it)");
 		return -ESTALE;
 	}
+	/*
+	 * A node that gives up ownership fails what an expired lease holds:
+	 * the freeze below would wait for it forever.
+	 */
+	if (role != CHORUS_ROLE_OWNER)
+		chorus_dev_release_held(vol, true);
 	ret = chorus_dev_freeze(vol, extack);
 	if (ret)
 		return ret;
@@ -609,6 +615,7 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			chorus_peer_teardown(repl->peers[i], "role changed");
 	WRITE_ONCE(repl->role, role);
 	WRITE_ONCE(repl->epoch, epoch);
+	chorus_dev_clear_held_fail(vol);
 	set_disk_ro(vol->disk, role == CHORUS_ROLE_REPLICA);
 	for (i = 0; i < CHORUS_MAX_PEERS; i++)
 		if (repl->peers[i] && READ_ONCE(repl->peers[i]->want_connect))

@@ -31,6 +31,10 @@ std::unique_ptr<Command> NewPeerDisconnect();
 std::unique_ptr<Command> NewWritesetRemove();
 std::unique_ptr<Command> NewVolumeVerify();
 
+// The node's lease deadline (commands_lease.cc).
+std::unique_ptr<Command> NewLeaseSet();
+std::unique_ptr<Command> NewLeaseShow();
+
 // The event stream (commands_events.cc).
 std::unique_ptr<Command> NewEvents();
 

@@ -48,6 +48,7 @@ constexpr GroupSpec kGroups[] = {
     {"volume", "Create, destroy, inspect and tune volumes; set roles"},
     {"peer", "Declare, forget, connect and disconnect peers"},
     {"writeset", "Change a volume's write set"},
+    {"lease", "The node's lease deadline: owners hold I/O past it"},
 };
 
 // In the order --help lists them; a group is listed where its first command
@@ -79,6 +80,9 @@ constexpr CommandSpec kCommands[] = {
      NewPeerDisconnect},
     {"writeset remove", "Take a peer out of the write set: it is out of date, held I/O completes",
      Enoent::kNotFound, NewWritesetRemove},
+    {"lease set", "Set the node's lease deadline (chorusd does this after every keepalive)",
+     Enoent::kFailed, NewLeaseSet},
+    {"lease show", "Show the node's lease deadline", Enoent::kFailed, NewLeaseShow},
     {"events", "Print volume events as they happen", Enoent::kFailed, NewEvents},
 };
 

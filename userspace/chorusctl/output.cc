@@ -201,6 +201,7 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
         {"backing", v.backing_path},
     };
     Put(j, "node_id", v.node_id);
+    Put(j, "held_io", v.held_io);
     if (v.role)
         j["role"] = RoleName(*v.role);
     Put(j, "epoch", v.epoch);
@@ -274,6 +275,8 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
     line("uuid", FormatUuid(v.uuid));
     line("state", VolumeStateName(v.state));
     line("open count", std::to_string(v.open_count));
+    if (v.held_io && *v.held_io > 0)
+        line("held I/O", std::to_string(*v.held_io) + " requests (lease deadline passed)");
     line("backing", v.backing_path);
     if (v.node_id)  // 0: attached without one
         line("node id", *v.node_id != 0 ? std::to_string(*v.node_id) : "none");

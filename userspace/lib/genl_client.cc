@@ -252,6 +252,17 @@ void VolumeClient::Set(const VolumeSetRequest& req) {
     sock_.Request(BuildVolumeSet(sock_.family(), req));
 }
 
+void VolumeClient::LeaseSet(uint64_t deadline_ns) {
+    sock_.Request(BuildLeaseSet(sock_.family(), deadline_ns));
+}
+
+LeaseInfo VolumeClient::LeaseGet() {
+    auto replies = sock_.Request(BuildLeaseGet(sock_.family()));
+    if (replies.empty())
+        throw Error("the kernel sent no reply to LEASE_GET", EPROTO);
+    return ParseLeaseMessage(replies.front());
+}
+
 EventListener EventListener::Open() {
     GenlSocket sock = GenlSocket::Open();
     int grp = sock.ResolveGroup(CHORUS_GENL_MCGRP_EVENTS);

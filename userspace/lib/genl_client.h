@@ -76,6 +76,11 @@ public:
     void VerifyStart(std::string_view volume, uint32_t node_id);
     void Set(const VolumeSetRequest& req);
 
+    // The node's lease deadline (CHORUS_CMD_LEASE_SET/GET): CLOCK_BOOTTIME
+    // nanoseconds, 0 disarms.
+    void LeaseSet(uint64_t deadline_ns);
+    LeaseInfo LeaseGet();
+
 private:
     GenlSocket sock_;
 };

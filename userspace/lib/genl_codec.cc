@@ -45,6 +45,11 @@ constexpr std::array<const char*, CHORUS_A_MAX + 1> kAttrNames = {
     "CHORUS_A_AUTO_DEGRADE",
     "CHORUS_A_INITIAL_SYNC",
     "CHORUS_A_REASON",
+    "CHORUS_A_LEASE_DEADLINE_NS",
+    "CHORUS_A_LEASE_NOW_NS",
+    "CHORUS_A_LEASE_STATE",
+    "CHORUS_A_LEASE_EXPIRIES",
+    "CHORUS_A_HELD_IO",
 };
 
 constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
@@ -335,8 +340,9 @@ std::string VolumeStateName(uint32_t state) {
 
 std::string EventName(uint32_t event) {
     static constexpr std::array<const char*, __CHORUS_EVENT_MAX> kNames = {
-        "unspec",   "created", "destroyed", "state",       "role",       "peer-state",
-        "writeset", "resync",  "verify",    "stale-epoch", "peer-added", "peer-removed",
+        "unspec",     "created",      "destroyed",     "state",  "role",
+        "peer-state", "writeset",     "resync",        "verify", "stale-epoch",
+        "peer-added", "peer-removed", "lease-expired",
     };
     return EnumName(kNames, event);
 }
@@ -548,6 +554,7 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
         v.stats = ParseStats(*a[CHORUS_A_STATS]);
     if (a[CHORUS_A_EVENT])
         v.event = GetScalar<uint32_t>(a[CHORUS_A_EVENT], AttrName(CHORUS_A_EVENT));
+    GetOptional<uint32_t>(a[CHORUS_A_HELD_IO], AttrName(CHORUS_A_HELD_IO), v.held_io);
 
     // Replication: all optional, so that an older module still parses.
     auto u32 = [&](int type, std::optional<uint32_t>& field) {
@@ -571,6 +578,53 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
             v.reason = text;
     }
     return v;
+}
+
+NlMsgPtr BuildLeaseSet(int family, uint64_t deadline_ns) {
+    NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_LEASE_SET, 0);
+    PutU64(msg.get(), CHORUS_A_LEASE_DEADLINE_NS, deadline_ns);
+    return msg;
+}
+
+NlMsgPtr BuildLeaseGet(int family) {
+    return NewGenlMessage(family, CHORUS_CMD_LEASE_GET, 0);
+}
+
+LeaseInfo ParseLeaseMessage(std::span<const uint8_t> msg) {
+    nlmsghdr nlh;
+    Payload payload = CheckNetlinkHeader(msg, nlh);
+    if (nlh.nlmsg_type == NLMSG_ERROR) {
+        NetlinkAck ack = ParseAckMessage(msg);
+        throw NetlinkError(ack.errnum, ack.extack);
+    }
+    if (nlh.nlmsg_type < NLMSG_MIN_TYPE || payload.size() < GENL_HDRLEN)
+        throw Error("malformed lease message");
+    genlmsghdr ghdr;
+    std::memcpy(&ghdr, payload.data(), sizeof(ghdr));
+    if (ghdr.cmd != CHORUS_CMD_LEASE_GET)
+        throw Error("unexpected chorus command " + std::to_string(ghdr.cmd) +
+                    " in a lease message");
+    std::array<std::optional<Payload>, CHORUS_A_MAX + 1> a;
+    SplitAttributes(payload.subspan(GENL_HDRLEN), a, "the lease message");
+    static constexpr int kRequired[] = {CHORUS_A_LEASE_STATE, CHORUS_A_LEASE_DEADLINE_NS,
+                                        CHORUS_A_LEASE_NOW_NS, CHORUS_A_LEASE_EXPIRIES};
+    for (int type : kRequired)
+        if (!a[type])
+            throw Error("missing " + AttrName(type) + " in the lease message");
+    LeaseInfo lease;
+    lease.state = GetScalar<uint32_t>(a[CHORUS_A_LEASE_STATE], AttrName(CHORUS_A_LEASE_STATE));
+    lease.deadline_ns =
+        GetScalar<uint64_t>(a[CHORUS_A_LEASE_DEADLINE_NS], AttrName(CHORUS_A_LEASE_DEADLINE_NS));
+    lease.now_ns = GetScalar<uint64_t>(a[CHORUS_A_LEASE_NOW_NS], AttrName(CHORUS_A_LEASE_NOW_NS));
+    lease.expiries =
+        GetScalar<uint64_t>(a[CHORUS_A_LEASE_EXPIRIES], AttrName(CHORUS_A_LEASE_EXPIRIES));
+    return lease;
+}
+
+std::string LeaseStateName(uint32_t state) {
+    static constexpr std::array<const char*, __CHORUS_LEASE_MAX> kNames = {"unspec", "disarmed",
+                                                                           "valid", "expired"};
+    return EnumName(kNames, state);
 }
 
 NetlinkAck ParseAckMessage(std::span<const uint8_t> msg) {

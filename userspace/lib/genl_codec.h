@@ -98,6 +98,8 @@ struct VolumeInfo {
     uint32_t open_count = 0;
     std::optional<VolumeStats> stats;
     uint32_t event = 0;  // enum chorus_event, CHORUS_CMD_EVENT only
+    // Requests held because the node's lease deadline passed.
+    std::optional<uint32_t> held_io;
 
     // Replication; absent when the module predates it.
     std::optional<uint32_t> node_id;
@@ -163,6 +165,15 @@ struct VolumeSetRequest {
     }
 };
 
+// The node's lease deadline (CHORUS_CMD_LEASE_GET). Times are
+// CLOCK_BOOTTIME nanoseconds.
+struct LeaseInfo {
+    uint32_t state = 0;        // enum chorus_lease_state
+    uint64_t deadline_ns = 0;  // 0: disarmed
+    uint64_t now_ns = 0;       // the kernel's clock when it answered
+    uint64_t expiries = 0;     // deadlines that passed since the module was loaded
+};
+
 // Request builders. family is the resolved generic netlink family id. The
 // socket layer fills in port id, sequence number and NLM_F_ACK when sending.
 NlMsgPtr BuildVolumeCreate(int family, const VolumeCreateRequest& req);
@@ -178,6 +189,11 @@ NlMsgPtr BuildPeerAdd(int family, const PeerAddRequest& req);
 NlMsgPtr BuildPeerCommand(int family, uint8_t cmd, std::string_view volume, uint32_t node_id);
 NlMsgPtr BuildSetRole(int family, const SetRoleRequest& req);
 NlMsgPtr BuildVolumeSet(int family, const VolumeSetRequest& req);
+// CHORUS_CMD_LEASE_SET; 0 disarms the lease.
+NlMsgPtr BuildLeaseSet(int family, uint64_t deadline_ns);
+NlMsgPtr BuildLeaseGet(int family);
+// Parses the reply to CHORUS_CMD_LEASE_GET; throws like ParseVolumeMessage.
+LeaseInfo ParseLeaseMessage(std::span<const uint8_t> msg);
 
 // Parses one netlink message (starting with its nlmsghdr) carrying a volume:
 // a CREATE/GET reply or an EVENT. Validates the message and attribute
@@ -202,8 +218,10 @@ std::string AttrName(int type);
 std::string VolumeStateName(uint32_t state);
 // "created", "destroyed", "state", "role", "peer-state", "writeset",
 // "resync", "verify", "stale-epoch", "peer-added", "peer-removed",
-// "unknown(N)".
+// "lease-expired", "unknown(N)".
 std::string EventName(uint32_t event);
+// "disarmed", "valid", "expired", "unknown(N)".
+std::string LeaseStateName(uint32_t state);
 // "owner", "replica", "unknown(N)".
 std::string RoleName(uint32_t role);
 // "tcp", "rdma", "rdma+tcp", "unknown(N)".

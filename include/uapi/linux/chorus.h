@@ -74,6 +74,16 @@
  *	%CHORUS_A_REQUEST_TIMEOUT_MS, %CHORUS_A_PING_INTERVAL_MS,
  *	%CHORUS_A_PING_TIMEOUT_MS, %CHORUS_A_RESYNC_RATE,
  *	%CHORUS_A_AUTO_DEGRADE.
+ * @CHORUS_CMD_LEASE_SET: set this node's lease deadline,
+ *	%CHORUS_A_LEASE_DEADLINE_NS, at most 60 s ahead; 0 disarms the lease.
+ *	Past the deadline every volume this node owns holds its reads and
+ *	writes (neither starts nor completes them) until a later deadline is
+ *	set, the lease is disarmed, or the node stops being the owner (they
+ *	fail with an I/O error then). Disarmed is the state at load: volumes
+ *	managed without chorusd never hold.
+ * @CHORUS_CMD_LEASE_GET: the lease: %CHORUS_A_LEASE_STATE,
+ *	%CHORUS_A_LEASE_DEADLINE_NS, %CHORUS_A_LEASE_NOW_NS,
+ *	%CHORUS_A_LEASE_EXPIRIES.
  * @__CHORUS_CMD_MAX: internal
  * @CHORUS_CMD_MAX: highest command number
  */
@@ -93,6 +103,8 @@ enum chorus_cmd {
 	CHORUS_CMD_WRITESET_REMOVE,
 	CHORUS_CMD_VERIFY_START,
 	CHORUS_CMD_VOLUME_SET,
+	CHORUS_CMD_LEASE_SET,
+	CHORUS_CMD_LEASE_GET,
 
 	__CHORUS_CMD_MAX,
 	CHORUS_CMD_MAX = __CHORUS_CMD_MAX - 1
@@ -139,6 +151,15 @@ enum chorus_cmd {
  *	of the write set by itself (no fencing; standalone use only)
  * @CHORUS_A_INITIAL_SYNC: u32, &enum chorus_initial_sync
  * @CHORUS_A_REASON: string, why a peer event happened
+ * @CHORUS_A_LEASE_DEADLINE_NS: u64, the lease deadline on CLOCK_BOOTTIME
+ *	(the monotonic clock that keeps counting through suspend), in ns;
+ *	0: disarmed
+ * @CHORUS_A_LEASE_NOW_NS: u64, CLOCK_BOOTTIME when the answer was made
+ * @CHORUS_A_LEASE_STATE: u32, &enum chorus_lease_state
+ * @CHORUS_A_LEASE_EXPIRIES: u64, deadlines that passed since the module
+ *	was loaded
+ * @CHORUS_A_HELD_IO: u32, requests of the volume held because the lease
+ *	deadline passed
  * @__CHORUS_A_MAX: internal
  * @CHORUS_A_MAX: highest attribute number
  */
@@ -172,6 +193,11 @@ enum chorus_attr {
 	CHORUS_A_AUTO_DEGRADE,
 	CHORUS_A_INITIAL_SYNC,
 	CHORUS_A_REASON,
+	CHORUS_A_LEASE_DEADLINE_NS,
+	CHORUS_A_LEASE_NOW_NS,
+	CHORUS_A_LEASE_STATE,
+	CHORUS_A_LEASE_EXPIRIES,
+	CHORUS_A_HELD_IO,
 
 	__CHORUS_A_MAX,
 	CHORUS_A_MAX = __CHORUS_A_MAX - 1
@@ -246,6 +272,8 @@ enum chorus_volume_state {
  * @CHORUS_EVENT_STALE_EPOCH: a message with an old epoch was refused
  * @CHORUS_EVENT_PEER_ADDED: a peer was declared
  * @CHORUS_EVENT_PEER_REMOVED: a peer was forgotten
+ * @CHORUS_EVENT_LEASE_EXPIRED: the lease deadline passed while this node
+ *	owns the volume: its I/O is held (%CHORUS_A_HELD_IO)
  * @__CHORUS_EVENT_MAX: internal
  */
 enum chorus_event {
@@ -261,6 +289,7 @@ enum chorus_event {
 	CHORUS_EVENT_STALE_EPOCH,
 	CHORUS_EVENT_PEER_ADDED,
 	CHORUS_EVENT_PEER_REMOVED,
+	CHORUS_EVENT_LEASE_EXPIRED,
 
 	__CHORUS_EVENT_MAX,
 };
@@ -448,6 +477,23 @@ enum chorus_initial_sync {
 	CHORUS_INITIAL_SYNC_NONE,
 
 	__CHORUS_INITIAL_SYNC_MAX,
+};
+
+/**
+ * enum chorus_lease_state - the node's lease deadline (%CHORUS_A_LEASE_STATE)
+ * @CHORUS_LEASE_UNSPEC: unused
+ * @CHORUS_LEASE_DISARMED: no deadline: owners serve I/O without a lease
+ * @CHORUS_LEASE_VALID: the deadline is ahead
+ * @CHORUS_LEASE_EXPIRED: the deadline passed: owners hold their I/O
+ * @__CHORUS_LEASE_MAX: internal
+ */
+enum chorus_lease_state {
+	CHORUS_LEASE_UNSPEC,
+	CHORUS_LEASE_DISARMED,
+	CHORUS_LEASE_VALID,
+	CHORUS_LEASE_EXPIRED,
+
+	__CHORUS_LEASE_MAX,
 };
 
 #endif /* _UAPI_LINUX_CHORUS_H */
