@@ -186,6 +186,56 @@ TEST(Config, MissingSections) {
     ExpectError(no_ports, "missing required section \\[port LABEL\\]");
 }
 
+const char kClusterOnly[] =
+    "[node]\n"
+    "id = 3\n"
+    "[cluster]\n"
+    "etcd = http://10.99.0.1:2379, http://10.99.0.2:2379\n";
+
+TEST(Config, ClusterSectionWithDefaultsAndNoExport) {
+    Config c = Parse(kClusterOnly);
+    ASSERT_TRUE(c.cluster);
+    EXPECT_FALSE(c.export_nvmet);
+    EXPECT_EQ(c.cluster->etcd,
+              (std::vector<std::string>{"http://10.99.0.1:2379", "http://10.99.0.2:2379"}));
+    EXPECT_EQ(c.cluster->lease_ttl_s, 5u);
+    EXPECT_EQ(c.cluster->lease_margin_ms, 1000u);
+    EXPECT_EQ(c.cluster->keepalive_ms, 1000u);
+    EXPECT_EQ(c.cluster->state_file, "/run/chorus/session.json");
+    EXPECT_FALSE(Parse(kValid).cluster);
+    EXPECT_TRUE(Parse(kValid).export_nvmet);
+}
+
+TEST(Config, ClusterTimingIsChecked) {
+    Config c = Parse(std::string(kClusterOnly) + "lease_ttl = 10\n");
+    EXPECT_EQ(c.cluster->keepalive_ms, 2000u);  // a fifth of the TTL
+    ExpectError(std::string(kClusterOnly) + "lease_ttl = 1\n",
+                "^test\\.conf:5: 'lease_ttl': '1' is not a number in 2..60");
+    ExpectError(std::string(kClusterOnly) + "lease_margin_ms = 3000\n",
+                "^test\\.conf:5: 'lease_margin_ms' \\(3000\\) must be at most half of lease_ttl");
+    ExpectError(std::string(kClusterOnly) + "keepalive_ms = 4500\n",
+                "^test\\.conf:5: 'keepalive_ms' \\(4500\\) plus lease_margin_ms must be below");
+    ExpectError(std::string(kClusterOnly) + "state_file = run/x\n", "is not an absolute path");
+    ExpectError(std::string(kClusterOnly) + "frobnicate = 1\n",
+                "unknown key 'frobnicate' in \\[cluster\\]");
+}
+
+TEST(Config, ClusterEndpointsAreChecked) {
+    ExpectError(Replace(kClusterOnly, "http://10.99.0.2:2379", "10.99.0.2:2379"),
+                "^test\\.conf:4: 'etcd': '10.99.0.2:2379' is not an http://HOST:PORT endpoint");
+    ExpectError(Replace(kClusterOnly, "http://10.99.0.2:2379", "http://10.99.0.1:2379"),
+                "listed twice");
+    ExpectError("[node]\nid = 1\n[cluster]\n", "missing required key 'etcd'");
+}
+
+TEST(Config, ExportSectionsNeedASubsystemEvenWithACluster) {
+    ExpectError(std::string(kClusterOnly) + "[port tcp1]\ntransport = tcp\naddress = 10.0.0.1\n",
+                "^test\\.conf:5: \\[port tcp1\\] needs a \\[subsystem\\] section");
+    Config both = Parse(std::string(kValid) + "[cluster]\netcd = http://127.0.0.1:2379\n");
+    EXPECT_TRUE(both.export_nvmet);
+    EXPECT_TRUE(both.cluster);
+}
+
 struct BadValueCase {
     std::string name;  // test name suffix
     std::string from;

@@ -8,12 +8,14 @@
 #include <cerrno>
 #include <cstring>
 #include <iostream>
+#include <memory>
 #include <string>
 
 #include <systemd/sd-daemon.h>
 #include <CLI/CLI.hpp>
 
 #include "chorusd/log.h"
+#include "chorusd/session_keeper.h"
 #include "lib/config.h"
 #include "lib/configfs.h"
 #include "lib/errors.h"
@@ -86,6 +88,23 @@ int Teardown(ConfigfsApplier& applier, const Logger& log) {
     return kExitOk;
 }
 
+int Export(const Config& cfg, const std::vector<ConfigfsOp>& plan, ConfigfsApplier& applier,
+           const Args& args, const Logger& log) {
+    log.Info("node " + std::to_string(cfg.node_id) + ": exporting " + cfg.nqn + " (" +
+             std::to_string(cfg.namespaces.size()) + " namespaces, " +
+             std::to_string(cfg.ports.size()) + " ports) under " + args.configfs);
+    try {
+        ApplyResult r = applier.Apply(plan);
+        log.Info("nvmet export applied: " + std::to_string(r.changed) + " changes, " +
+                 std::to_string(r.skipped) + " already in place");
+    } catch (const Error& e) {
+        log.Error("applying the nvmet export failed: " + std::string(e.what()));
+        sd_notifyf(0, "STATUS=failed: %s", e.what());
+        return kExitFailed;
+    }
+    return kExitOk;
+}
+
 int Run(const Args& args, const Logger& log) {
     Fd sfd;
     if (!args.once && !args.teardown && !args.print_plan)
@@ -103,35 +122,41 @@ int Run(const Args& args, const Logger& log) {
         log.Error(e.what());
         return kExitUsage;
     }
-    std::vector<ConfigfsOp> plan = PlanNvmetExport(cfg);
+    if (!cfg.export_nvmet && (args.once || args.print_plan)) {
+        log.Error(cfg.file + ": no [subsystem] section: nothing to export");
+        return kExitUsage;
+    }
+    std::vector<ConfigfsOp> plan;
+    if (cfg.export_nvmet)
+        plan = PlanNvmetExport(cfg);
     if (args.print_plan) {
         for (const auto& op : plan)
             std::cout << DescribeOp(op) << '\n';
         return kExitOk;
     }
 
-    log.Info("node " + std::to_string(cfg.node_id) + ": exporting " + cfg.nqn + " (" +
-             std::to_string(cfg.namespaces.size()) + " namespaces, " +
-             std::to_string(cfg.ports.size()) + " ports) under " + args.configfs);
-    try {
-        ApplyResult r = applier.Apply(plan);
-        log.Info("nvmet export applied: " + std::to_string(r.changed) + " changes, " +
-                 std::to_string(r.skipped) + " already in place");
-    } catch (const Error& e) {
-        log.Error("applying the nvmet export failed: " + std::string(e.what()));
-        sd_notifyf(0, "STATUS=failed: %s", e.what());
+    if (cfg.export_nvmet && Export(cfg, plan, applier, args, log) != kExitOk)
         return kExitFailed;
-    }
     if (args.once)
         return kExitOk;
 
+    // The session is kept in a thread of its own while this one waits for
+    // signals; it stops (leaving the lease for a restarted chorusd to adopt)
+    // before the export is torn down.
+    std::unique_ptr<SessionKeeper> keeper;
+    if (cfg.cluster) {
+        keeper = std::make_unique<SessionKeeper>(cfg, log);
+        keeper->Start();
+    }
     // Harmless (returns 0) when not started by systemd.
-    sd_notifyf(0, "READY=1\nSTATUS=exporting %s on %zu ports", cfg.nqn.c_str(), cfg.ports.size());
+    sd_notifyf(0, "READY=1\nSTATUS=node %u%s%s", cfg.node_id,
+               cfg.export_nvmet ? ", exporting " : "", cfg.export_nvmet ? cfg.nqn.c_str() : "");
     log.Info("ready; waiting for SIGTERM");
     std::string sig = WaitForStop(sfd, log);
-    log.Info(sig + " received, tearing down the nvmet export");
+    log.Info(sig + " received" + (cfg.export_nvmet ? ", tearing down the nvmet export" : ""));
     sd_notify(0, "STOPPING=1");
-    return Teardown(applier, log);
+    keeper.reset();
+    return cfg.export_nvmet ? Teardown(applier, log) : kExitOk;
 }
 
 int Main(int argc, char** argv) {

@@ -173,7 +173,8 @@ Section ParseHeader(const std::string& line, int lineno, const std::string& file
     if (s.type.empty())
         fail("empty section name");
     bool labelled = s.type == "port" || s.type == "namespace";
-    bool plain = s.type == "node" || s.type == "subsystem" || s.type == "ana";
+    bool plain =
+        s.type == "node" || s.type == "subsystem" || s.type == "ana" || s.type == "cluster";
     if (!labelled && !plain)
         fail("unknown section [" + inner + "]");
     if (labelled && s.label.empty())
@@ -309,6 +310,43 @@ void ParseAna(const std::string& file, Section& s, Config& cfg) {
     r.RejectUnknown();
 }
 
+// [cluster]: the etcd members and the session lease's timing
+// (Documentation/cluster.md, "Timing").
+void ParseCluster(const std::string& file, Section& s, Config& cfg) {
+    SectionReader r(file, s);
+    ClusterConfig c;
+    int line = r.Line("etcd");
+    std::stringstream ss(*r.String("etcd", true));
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+        std::string ep = Trim(item);
+        if (ep.rfind("http://", 0) != 0 || ep.size() <= 7)
+            r.Fail(line, "'etcd': '" + ep + "' is not an http://HOST:PORT endpoint");
+        if (std::find(c.etcd.begin(), c.etcd.end(), ep) != c.etcd.end())
+            r.Fail(line, "'etcd': '" + ep + "' is listed twice");
+        c.etcd.push_back(ep);
+    }
+    c.lease_ttl_s = static_cast<uint32_t>(r.Number("lease_ttl", 2, 60).value_or(c.lease_ttl_s));
+    c.lease_margin_ms =
+        static_cast<uint32_t>(r.Number("lease_margin_ms", 100, 30000).value_or(c.lease_margin_ms));
+    c.keepalive_ms = static_cast<uint32_t>(
+        r.Number("keepalive_ms", 100, 30000).value_or(c.lease_ttl_s * 1000 / 5));
+    if (c.lease_margin_ms * 2 > c.lease_ttl_s * 1000)
+        r.Fail(r.Line("lease_margin_ms"),
+               "'lease_margin_ms' (" + std::to_string(c.lease_margin_ms) +
+                   ") must be at most half of lease_ttl (" + std::to_string(c.lease_ttl_s) + " s)");
+    if (c.keepalive_ms + c.lease_margin_ms >= c.lease_ttl_s * 1000)
+        r.Fail(r.Line("keepalive_ms"), "'keepalive_ms' (" + std::to_string(c.keepalive_ms) +
+                                           ") plus lease_margin_ms must be below lease_ttl (" +
+                                           std::to_string(c.lease_ttl_s) + " s)");
+    c.state_file = r.String("state_file").value_or(c.state_file);
+    if (c.state_file.empty() || c.state_file[0] != '/')
+        r.Fail(r.Line("state_file"),
+               "'state_file': '" + c.state_file + "' is not an absolute path");
+    r.RejectUnknown();
+    cfg.cluster = std::move(c);
+}
+
 // What the [port] and [namespace] sections read so far have taken, which
 // the next ones must not take again.
 struct Taken {
@@ -409,9 +447,22 @@ Config ParseConfig(std::string_view text, const std::string& file) {
         MissingSection(file, "[node]");
     ParseNode(file, *node, cfg);
 
+    Section* cluster = FindSection(sections, "cluster");
+    if (cluster != nullptr)
+        ParseCluster(file, *cluster, cfg);
+
+    // Without [cluster] chorusd only exports: then [subsystem] is required.
     Section* subsystem = FindSection(sections, "subsystem");
-    if (subsystem == nullptr)
+    if (subsystem == nullptr && cluster == nullptr)
         MissingSection(file, "[subsystem]");
+    if (subsystem == nullptr) {
+        for (const Section& s : sections)
+            if (s.type == "port" || s.type == "namespace" || s.type == "ana")
+                throw ConfigError(file + ":" + std::to_string(s.line) + ": " + SectionTitle(s) +
+                                  " needs a [subsystem] section");
+        return cfg;
+    }
+    cfg.export_nvmet = true;
     ParseSubsystem(file, *subsystem, cfg);
 
     Section* ana = FindSection(sections, "ana");

@@ -4,6 +4,7 @@
 #define CHORUS_LIB_CONFIG_H_
 
 #include <cstdint>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -37,6 +38,15 @@ struct NamespaceConfig {
     uint32_t ana_group = 0;
 };
 
+// [cluster]: chorusd's session in etcd (Documentation/cluster.md).
+struct ClusterConfig {
+    std::vector<std::string> etcd;    // "http://host:port", one per member
+    uint32_t lease_ttl_s = 5;         // the session lease's TTL, as asked
+    uint32_t lease_margin_ms = 1000;  // the kernel deadline is this much before the lease's end
+    uint32_t keepalive_ms = 1000;     // default: a fifth of the TTL
+    std::string state_file = "/run/chorus/session.json";  // the lease to adopt after a restart
+};
+
 struct Config {
     std::string file;  // where it was read from, for messages
     uint32_t node_id = 0;
@@ -49,6 +59,8 @@ struct Config {
     std::vector<PortConfig> ports;            // in order of appearance
     std::vector<uint32_t> ana_groups;         // ascending, unique
     std::vector<NamespaceConfig> namespaces;  // in order of appearance
+    bool export_nvmet = false;                // a [subsystem] section is there
+    std::optional<ClusterConfig> cluster;     // a [cluster] section is there
 };
 
 inline constexpr uint32_t kMaxNodeId = 32;

@@ -91,6 +91,7 @@ constexpr std::array<const char*, CHORUS_CMD_MAX + 1> kCommandNames = {
     "UNSPEC",          "VOLUME_CREATE", "VOLUME_DESTROY",  "VOLUME_GET",   "EVENT",
     "LISTEN",          "UNLISTEN",      "PEER_ADD",        "PEER_DEL",     "PEER_CONNECT",
     "PEER_DISCONNECT", "SET_ROLE",      "WRITESET_REMOVE", "VERIFY_START", "VOLUME_SET",
+    "LEASE_SET",       "LEASE_GET",
 };
 
 // A value of a small enum by name; "unknown(N)" for 0 and for values newer

@@ -1,0 +1,133 @@
+#include "chorusd/session_keeper.h"
+
+#include <chrono>
+#include <string>
+
+#include <linux/chorus.h>
+
+namespace chorus {
+
+namespace {
+
+EtcdOptions EtcdOptionsFor(const ClusterConfig& cluster, const Logger& log) {
+    EtcdOptions o;
+    o.endpoints = cluster.etcd;
+    // A call must not outlast a lease: bounded by the keepalive period's
+    // share of the margin-less lease time.
+    o.attempt_timeout = std::chrono::milliseconds(std::min<uint32_t>(2000, cluster.keepalive_ms));
+    o.call_timeout = std::chrono::milliseconds(cluster.lease_ttl_s * 1000 / 2);
+    o.connect_timeout = std::min(o.connect_timeout, o.attempt_timeout);
+    o.log = [&log](Severity s, const std::string& msg) { log.Log(s, msg); };
+    return o;
+}
+
+}  // namespace
+
+SessionKeeper::SessionKeeper(const Config& cfg, const Logger& log)
+    : cluster_(*cfg.cluster),
+      node_id_(cfg.node_id),
+      log_(log),
+      etcd_(EtcdOptionsFor(*cfg.cluster, log)) {}
+
+SessionKeeper::~SessionKeeper() {
+    if (thread_.joinable()) {
+        thread_.request_stop();
+        wake_.notify_all();
+        thread_.join();
+    }
+}
+
+void SessionKeeper::Start() {
+    thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+}
+
+bool SessionKeeper::Sleep(std::stop_token stop, std::chrono::milliseconds period) {
+    std::unique_lock lock(mutex_);
+    wake_.wait_for(lock, stop, period, [] { return false; });
+    return !stop.stop_requested();
+}
+
+VolumeClient* SessionKeeper::Kernel() {
+    if (kernel_)
+        return &*kernel_;
+    try {
+        kernel_.emplace(GenlSocket::Open());
+        module_missing_logged_ = false;
+    } catch (const ModuleNotLoadedError& e) {
+        if (!module_missing_logged_)
+            log_.Warn(std::string("no lease deadline for the kernel: ") + e.what());
+        module_missing_logged_ = true;
+        return nullptr;
+    }
+    return &*kernel_;
+}
+
+// A session that does not adopt the last one may arm the kernel only if the
+// kernel has no deadline yet: a deadline there came from a session that is
+// gone, and what this node owned under it may be another's by now.
+bool SessionKeeper::KernelLeaseIsOurs() {
+    VolumeClient* kernel = Kernel();
+    if (kernel == nullptr)
+        return true;  // nothing to arm; a module loaded later starts disarmed
+    LeaseInfo lease = kernel->LeaseGet();
+    if (lease.state == CHORUS_LEASE_DISARMED)
+        return true;
+    log_.Error("the kernel's lease deadline (" + LeaseStateName(lease.state) +
+               ") comes from an earlier session that this chorusd could not adopt: the "
+               "volumes this node owns hold their I/O once it passes, until ownership is "
+               "decided again ('chorusctl lease set --disarm' releases them: only once no other "
+               "node owns them)");
+    return false;
+}
+
+bool SessionKeeper::StartSession(std::stop_token stop, bool after_loss) {
+    SessionOptions o;
+    o.node_id = node_id_;
+    o.ttl = std::chrono::seconds(cluster_.lease_ttl_s);
+    o.margin = std::chrono::milliseconds(cluster_.lease_margin_ms);
+    o.state_file = cluster_.state_file;
+    o.register_wait = std::chrono::seconds(3 * cluster_.lease_ttl_s);
+    const auto period = std::chrono::milliseconds(cluster_.keepalive_ms);
+    for (;;) {
+        try {
+            auto session = std::make_unique<ClusterSession>(
+                etcd_, o, [this](Severity s, const std::string& m) { log_.Log(s, m); });
+            session->Start([&] { return !after_loss && KernelLeaseIsOurs(); });
+            session_ = std::move(session);
+            return true;
+        } catch (const Error& e) {
+            log_.Error(std::string("cannot start the cluster session: ") + e.what());
+        }
+        if (!Sleep(stop, period))
+            return false;
+    }
+}
+
+void SessionKeeper::GiveDeadline(uint64_t deadline_ns) {
+    VolumeClient* kernel = Kernel();
+    if (kernel == nullptr)
+        return;
+    try {
+        kernel->LeaseSet(deadline_ns);
+    } catch (const Error& e) {
+        log_.Error(std::string("cannot give the kernel its lease deadline: ") + e.what());
+        kernel_.reset();  // reopened next time (the module may have been reloaded)
+    }
+}
+
+void SessionKeeper::Run(std::stop_token stop) {
+    if (!StartSession(stop, false))
+        return;
+    const auto period = std::chrono::milliseconds(cluster_.keepalive_ms);
+    for (;;) {
+        std::optional<uint64_t> deadline = session_->KeepAlive();
+        if (deadline && session_->arms_kernel())
+            GiveDeadline(*deadline);
+        if (session_->lost() && !StartSession(stop, true))
+            return;
+        if (!Sleep(stop, period))
+            return;
+    }
+}
+
+}  // namespace chorus

@@ -1,0 +1,59 @@
+// chorusd's cluster session, kept alive in a thread of its own: starts (or
+// adopts) the session, renews it every keepalive period and gives the kernel
+// the lease deadline each renewal earns (Documentation/cluster.md, "Timing").
+#ifndef CHORUS_CHORUSD_SESSION_KEEPER_H_
+#define CHORUS_CHORUSD_SESSION_KEEPER_H_
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stop_token>
+#include <thread>
+
+#include "chorusd/log.h"
+#include "lib/cluster_session.h"
+#include "lib/config.h"
+#include "lib/etcd_client.h"
+#include "lib/genl_client.h"
+
+namespace chorus {
+
+class SessionKeeper {
+public:
+    // cfg.cluster must be set; cfg and log must outlive the keeper.
+    SessionKeeper(const Config& cfg, const Logger& log);
+    // Stops the thread. The session's lease is left to etcd: a restarted
+    // chorusd adopts it, and if none comes it expires after its TTL.
+    ~SessionKeeper();
+    SessionKeeper(const SessionKeeper&) = delete;
+    SessionKeeper& operator=(const SessionKeeper&) = delete;
+
+    void Start();
+
+private:
+    void Run(std::stop_token stop);
+    // Starts a session, retrying every keepalive period; false if stopped.
+    bool StartSession(std::stop_token stop, bool after_loss);
+    // Whether a new session may give the kernel deadlines.
+    bool KernelLeaseIsOurs();
+    void GiveDeadline(uint64_t deadline_ns);
+    // Waits for the period or a stop; false if stopped.
+    bool Sleep(std::stop_token stop, std::chrono::milliseconds period);
+    VolumeClient* Kernel();
+
+    const ClusterConfig& cluster_;
+    uint32_t node_id_;
+    const Logger& log_;
+    EtcdClient etcd_;
+    std::unique_ptr<ClusterSession> session_;
+    std::optional<VolumeClient> kernel_;
+    bool module_missing_logged_ = false;
+    std::mutex mutex_;  // for the condition variable only
+    std::condition_variable_any wake_;
+    std::jthread thread_;
+};
+
+}  // namespace chorus
+
+#endif  // CHORUS_CHORUSD_SESSION_KEEPER_H_
