@@ -1005,5 +1005,50 @@ TEST(Names, TablesCoverTheHeader) {
         EXPECT_EQ(InitialSyncName(s).find("unknown"), std::string::npos) << s;
 }
 
+TEST(GenlCodec, LeaseSetCarriesTheDeadline) {
+    Parsed p = ParseRequest(BuildLeaseSet(kFamily, 123456789012345ull));
+    EXPECT_EQ(p.ghdr.cmd, CHORUS_CMD_LEASE_SET);
+    ASSERT_NE(p.tb[CHORUS_A_LEASE_DEADLINE_NS], nullptr);
+    EXPECT_EQ(nla_get_u64(p.tb[CHORUS_A_LEASE_DEADLINE_NS]), 123456789012345ull);
+    Parsed get = ParseRequest(BuildLeaseGet(kFamily));
+    EXPECT_EQ(get.ghdr.cmd, CHORUS_CMD_LEASE_GET);
+}
+
+NlMsgPtr MakeLeaseReply(int omit) {
+    NlMsgPtr msg(nlmsg_alloc());
+    genlmsg_put(msg.get(), 0, 42, kFamily, 0, 0, CHORUS_CMD_LEASE_GET, CHORUS_GENL_VERSION);
+    if (omit != CHORUS_A_LEASE_STATE)
+        nla_put_u32(msg.get(), CHORUS_A_LEASE_STATE, CHORUS_LEASE_EXPIRED);
+    if (omit != CHORUS_A_LEASE_DEADLINE_NS)
+        nla_put_u64(msg.get(), CHORUS_A_LEASE_DEADLINE_NS, 5000000000ull);
+    if (omit != CHORUS_A_LEASE_NOW_NS)
+        nla_put_u64(msg.get(), CHORUS_A_LEASE_NOW_NS, 7500000000ull);
+    if (omit != CHORUS_A_LEASE_EXPIRIES)
+        nla_put_u64(msg.get(), CHORUS_A_LEASE_EXPIRIES, 3);
+    return msg;
+}
+
+TEST(GenlCodec, ParsesTheLeaseAndNamesWhatIsMissing) {
+    NlMsgPtr reply = MakeLeaseReply(0);
+    LeaseInfo lease = ParseLeaseMessage(Bytes(reply.get()));
+    EXPECT_EQ(lease.state, static_cast<uint32_t>(CHORUS_LEASE_EXPIRED));
+    EXPECT_EQ(lease.deadline_ns, 5000000000ull);
+    EXPECT_EQ(lease.now_ns, 7500000000ull);
+    EXPECT_EQ(lease.expiries, 3u);
+    EXPECT_EQ(LeaseStateName(CHORUS_LEASE_VALID), "valid");
+    EXPECT_EQ(LeaseStateName(99), "unknown(99)");
+
+    NlMsgPtr partial = MakeLeaseReply(CHORUS_A_LEASE_NOW_NS);
+    try {
+        ParseLeaseMessage(Bytes(partial.get()));
+        FAIL() << "a lease reply without its clock was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("CHORUS_A_LEASE_NOW_NS"), std::string::npos)
+            << e.what();
+    }
+    NlMsgPtr volume = MakeReply({});
+    EXPECT_THROW(ParseLeaseMessage(Bytes(volume.get())), Error);
+}
+
 }  // namespace
 }  // namespace chorus
