@@ -1,0 +1,114 @@
+// The volume keys of the cluster store (Documentation/cluster.md, "Keys"):
+// a volume's spec, its write set and its owner key, with the transactions
+// that change them. Every value is versioned JSON; a value that does not
+// decode is reported with its key and never acted on.
+//
+// The owner key is created only if absent, only by a node that is an
+// up-to-date member of the write set as it was read, and bound to that
+// node's session lease: its create revision is the volume's epoch, so epochs
+// grow cluster-wide. A write-set change is guarded by the owner key of the
+// node that makes it (DESIGN.md invariant 4): an owner that lost its lease
+// cannot change it.
+#ifndef CHORUS_LIB_CLUSTER_STORE_H_
+#define CHORUS_LIB_CLUSTER_STORE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lib/errors.h"
+#include "lib/etcd_client.h"
+#include "lib/uuid.h"
+
+namespace chorus {
+
+std::string VolumeSpecKey(std::string_view volume);  // /chorus/volumes/<name>
+std::string WriteSetKey(std::string_view volume);    // /chorus/writeset/<name>
+std::string OwnerKey(std::string_view volume);       // /chorus/owner/<name>
+
+// A value in the store that chorus cannot use: not JSON, a field missing or
+// of the wrong type, a value out of range, or a version this chorus does not
+// know. The message names the key and what is wrong.
+class StoreValueError : public Error {
+public:
+    StoreValueError(const std::string& key, const std::string& what);
+};
+
+struct VolumeSpec {
+    std::string name;
+    uint64_t size_bytes = 0;
+    uint32_t replicas = 2;
+    std::vector<uint32_t> nodes;    // the nodes that hold a replica, in placement order
+    std::string transport = "tcp";  // tcp | rdma | rdma+tcp
+    Uuid uuid{};
+};
+
+// Who may receive a volume's writes: members are in the write set and up to
+// date; out_of_date replicas left it and must resync before they return.
+struct WriteSet {
+    std::vector<uint32_t> members;
+    std::vector<uint32_t> out_of_date;
+};
+
+struct Ownership {
+    uint32_t node_id = 0;
+    int64_t epoch = 0;  // the owner key's create revision
+    int64_t lease = 0;  // the owner's session lease
+};
+
+// A value with the revision it was last changed at, for compares.
+template <typename T>
+struct Revisioned {
+    T value;
+    int64_t mod_revision = 0;
+};
+
+std::string EncodeVolumeSpec(const VolumeSpec& spec);
+VolumeSpec DecodeVolumeSpec(const std::string& key, std::string_view value);
+std::string EncodeWriteSet(const WriteSet& ws);
+WriteSet DecodeWriteSet(const std::string& key, std::string_view value);
+
+// Why TakeOwnership did not make this node the owner.
+enum class TakeRefusal {
+    kNone,
+    kOwned,      // the volume has an owner (see ClusterStore::GetOwner)
+    kNotMember,  // this node is not an up-to-date member of the write set
+    kNoVolume,   // no write set: the volume does not exist
+    kRaced,      // the owner key or the write set changed meanwhile: read again
+};
+
+class ClusterStore {
+public:
+    explicit ClusterStore(EtcdClient& etcd) : etcd_(etcd) {}
+
+    // Creates the spec and the first write set in one transaction, only if
+    // neither exists. Returns false if the volume exists already.
+    bool CreateVolume(const VolumeSpec& spec, const WriteSet& initial);
+    std::optional<Revisioned<VolumeSpec>> GetVolume(std::string_view name);
+    std::optional<Revisioned<WriteSet>> GetWriteSet(std::string_view name);
+    std::optional<Ownership> GetOwner(std::string_view name);
+
+    // Creates the owner key, bound to lease, if there is none and node_id is
+    // an up-to-date member of the write set, both as read in one
+    // transaction. On success *out has the new epoch.
+    TakeRefusal TakeOwnership(std::string_view name, uint32_t node_id, int64_t lease,
+                              Ownership* out);
+
+    // Replaces the write set if mine is still the owner key (same epoch and
+    // lease) and the write set is still at expected_mod_revision. Returns
+    // false if either changed: the caller must not act on the change (the
+    // kernel holds the I/O meanwhile) and reads again. A false after an
+    // attempt that timed out may be this very change, applied the first
+    // time: reading again tells.
+    bool ChangeWriteSet(std::string_view name, const Ownership& mine, int64_t expected_mod_revision,
+                        const WriteSet& next);
+
+private:
+    EtcdClient& etcd_;
+};
+
+}  // namespace chorus
+
+#endif  // CHORUS_LIB_CLUSTER_STORE_H_
