@@ -4,8 +4,9 @@
  *
  * One VM runs a one-member etcd on loopback and chorusd with a [cluster]
  * section (TTL 6 s, margin 1 s, keepalive 500 ms: a restarted chorusd has
- * 4.5 s to adopt the session before the kernel's deadline passes, room for
- * the debug kernel under TCG). chorusd registers the
+ * 4.5 s to adopt the session before the kernel's deadline passes; the TTL
+ * and the waits scale with CHORUS_SELFTEST_TIMEOUT_SCALE on the debug
+ * kernel, where starting chorusd alone takes seconds). chorusd registers the
  * node bound to its lease and renews the kernel deadline; SIGSTOPped, the
  * owner's I/O is held by the kernel on its own, and after SIGCONT chorusd
  * finds its session lost and never arms the kernel again; SIGKILLed and
@@ -28,17 +29,17 @@ FIXTURE(session) {
 	char ctl[4200];
 	char chorusd[4200];
 	pid_t chorusd_pid;
+	unsigned int scale;	/* CHORUS_SELFTEST_TIMEOUT_SCALE: the debug kernel is slower */
+	unsigned int ttl;	/* the session's TTL in s: 6 s, scaled */
 };
 
-static const char chorusd_conf[] =
-	"[node]\n"
-	"id = 1\n"
-	"[cluster]\n"
-	"etcd = " ETCD_URL "\n"
-	"lease_ttl = 6\n"
-	"lease_margin_ms = 1000\n"
-	"keepalive_ms = 500\n"
-	"state_file = " WORK "/session.json\n";
+static unsigned int timeout_scale(void)
+{
+	const char *s = getenv("CHORUS_SELFTEST_TIMEOUT_SCALE");
+	unsigned long v = s ? strtoul(s, NULL, 10) : 1;
+
+	return v ? v : 1;
+}
 
 static int start_etcd(void)
 {
@@ -82,6 +83,9 @@ FIXTURE_SETUP(session)
 	struct chorus_vol v;
 	FILE *conf;
 
+	self->scale = timeout_scale();
+	self->ttl = 6 * self->scale;
+
 	env_setup(_metadata, &self->env, true);
 	snprintf(self->ctl, sizeof(self->ctl), "%s/build/bin/chorusctl", chorus_src());
 	snprintf(self->chorusd, sizeof(self->chorusd), "%s/build/bin/chorusd", chorus_src());
@@ -90,7 +94,10 @@ FIXTURE_SETUP(session)
 	ASSERT_EQ(0, run("rm -rf " WORK " && mkdir -p " WORK));
 	conf = fopen(WORK "/chorusd.conf", "w");
 	ASSERT_NE(NULL, conf);
-	fputs(chorusd_conf, conf);
+	fprintf(conf,
+		"[node]\nid = 1\n[cluster]\netcd = " ETCD_URL "\nlease_ttl = %u\n"
+		"lease_margin_ms = 1000\nkeepalive_ms = 500\nstate_file = " WORK "/session.json\n",
+		self->ttl);
 	ASSERT_EQ(0, fclose(conf));
 	env_on_cleanup(&self->env, true, "pkill -x chorusd; pkill -x etcd; sleep 0.5");
 	create_ok(&self->env, "sv", "/dev/vda", 64 * MiB, 0, NULL, &v);
@@ -103,10 +110,15 @@ FIXTURE_TEARDOWN(session)
 	 * chorusd first, so that nothing arms the kernel again; then what a
 	 * test left held is let go, or its writer could not be killed.
 	 */
+	char log[4096];
+
 	if (self->chorusd_pid > 0) {
 		kill(self->chorusd_pid, SIGKILL);
 		waitpid(self->chorusd_pid, NULL, 0);
 	}
+	if (!_metadata->passed &&
+	    run_quiet(log, sizeof(log), "tail -n 25 " WORK "/chorusd.log") == 0)
+		TH_LOG("chorusd.log:\n%s", log);
 	run("%s lease set --disarm >/dev/null 2>&1", self->ctl);
 	env_teardown(_metadata, &self->env);
 }
@@ -209,7 +221,7 @@ TEST_F_TIMEOUT(session, chorusd_registers_the_node_and_renews_the_kernel_deadlin
 
 	ASSERT_EQ(0, start_etcd());
 	start_chorusd(_metadata, self);
-	ASSERT_TRUE(wait_lease_state(self->ctl, "valid", 20000))
+	ASSERT_TRUE(wait_lease_state(self->ctl, "valid", 20000 * self->scale))
 		TH_LOG("chorusd did not arm the kernel's lease");
 	ASSERT_TRUE(chorusd_logged("session started", 1000));
 	EXPECT_LT(0, node_key_lease()) TH_LOG("/chorus/nodes/1 is not bound to a lease");
@@ -226,7 +238,7 @@ TEST_F_TIMEOUT(session, chorusd_registers_the_node_and_renews_the_kernel_deadlin
 	ASSERT_EQ(0, kill(self->chorusd_pid, SIGTERM));
 	EXPECT_EQ(0, wait_child(self->chorusd_pid, 20000));
 	EXPECT_LT(0, node_key_lease()) TH_LOG("a clean stop revoked the session");
-	EXPECT_TRUE(wait_lease_state(self->ctl, "expired", 10000));
+	EXPECT_TRUE(wait_lease_state(self->ctl, "expired", self->ttl * 1000 + 5000));
 }
 
 TEST_F_TIMEOUT(session, stopped_chorusd_lets_the_kernel_fence_and_never_rearms, 240)
@@ -237,28 +249,28 @@ TEST_F_TIMEOUT(session, stopped_chorusd_lets_the_kernel_fence_and_never_rearms, 
 
 	ASSERT_EQ(0, start_etcd());
 	start_chorusd(_metadata, self);
-	ASSERT_TRUE(wait_lease_state(self->ctl, "valid", 20000));
+	ASSERT_TRUE(wait_lease_state(self->ctl, "valid", 20000 * self->scale));
 
 	ASSERT_EQ(0, kill(self->chorusd_pid, SIGSTOP));
 	stopped = boottime_ns();
-	ASSERT_TRUE(wait_lease_state(self->ctl, "expired", 10000))
+	ASSERT_TRUE(wait_lease_state(self->ctl, "expired", self->ttl * 1000 + 5000))
 		TH_LOG("the kernel did not fence on its own deadline");
 	/*
 	 * The last deadline came from a keepalive sent before the stop: at most
-	 * TTL - margin = 5 s later, a second before etcd can expire the lease.
+	 * TTL - margin later, a second before etcd can expire the lease.
 	 */
 	lease_field(self->ctl, "deadline_ns", deadline, sizeof(deadline));
-	EXPECT_GE(stopped + 5000000000ULL, strtoull(deadline, NULL, 10))
-		TH_LOG("deadline %s is more than 5 s after the stop at %llu", deadline,
+	EXPECT_GE(stopped + (self->ttl - 1) * 1000000000ULL, strtoull(deadline, NULL, 10))
+		TH_LOG("deadline %s is more than TTL - margin after the stop at %llu", deadline,
 		       (unsigned long long)stopped);
 	writer = start_writer(&self->env, 0, 2, 1);
 	EXPECT_EQ(-1, wait_child(writer, 2000)) TH_LOG("a write completed past the deadline");
 
 	/* give etcd the rest of the TTL: chorusd then finds its session lost */
-	sleep(3);
+	sleep(3 * self->scale);
 	ASSERT_EQ(0, kill(self->chorusd_pid, SIGCONT));
-	ASSERT_TRUE(chorusd_logged("session lost", 10000));
-	ASSERT_TRUE(chorusd_logged_n("session started", 2, 10000))
+	ASSERT_TRUE(chorusd_logged("session lost", 10000 * self->scale));
+	ASSERT_TRUE(chorusd_logged_n("session started", 2, 10000 * self->scale))
 		TH_LOG("no new session for membership after the loss");
 	EXPECT_LT(0, node_key_lease()) TH_LOG("membership was not restored");
 	sleep(3);
@@ -269,7 +281,7 @@ TEST_F_TIMEOUT(session, stopped_chorusd_lets_the_kernel_fence_and_never_rearms, 
 	ASSERT_EQ(0, kill(self->chorusd_pid, SIGKILL));
 	wait_child(self->chorusd_pid, 5000);
 	start_chorusd(_metadata, self);
-	ASSERT_TRUE(chorusd_logged("session adopted", 20000));
+	ASSERT_TRUE(chorusd_logged("session adopted", 20000 * self->scale));
 	sleep(2);
 	EXPECT_TRUE(wait_lease_state(self->ctl, "expired", 100)) TH_LOG("a restart re-armed");
 
@@ -285,14 +297,14 @@ TEST_F_TIMEOUT(session, killed_and_restarted_chorusd_adopts_its_session_under_wr
 
 	ASSERT_EQ(0, start_etcd());
 	start_chorusd(_metadata, self);
-	ASSERT_TRUE(wait_lease_state(self->ctl, "valid", 20000));
+	ASSERT_TRUE(wait_lease_state(self->ctl, "valid", 20000 * self->scale));
 
 	writer = start_writer(&self->env, 0, 10, 40);
 	usleep(500000);
 	ASSERT_EQ(0, kill(self->chorusd_pid, SIGKILL));
 	wait_child(self->chorusd_pid, 5000);
 	start_chorusd(_metadata, self);
-	EXPECT_TRUE(chorusd_logged("session adopted", 20000));
+	EXPECT_TRUE(chorusd_logged("session adopted", 20000 * self->scale));
 	EXPECT_EQ(0, wait_child(writer, 120000)) TH_LOG("a write failed or hung");
 	lease_field(self->ctl, "expiries", exp, sizeof(exp));
 	EXPECT_STREQ("0", exp) TH_LOG("the deadline passed during the restart");
@@ -304,8 +316,8 @@ TEST_F_TIMEOUT(session, a_deadline_from_an_unknown_session_is_left_alone, 180)
 	ASSERT_EQ(0, run("%s lease set --valid-for 0 >/dev/null", self->ctl));
 	ASSERT_EQ(0, start_etcd());
 	start_chorusd(_metadata, self);
-	ASSERT_TRUE(chorusd_logged("comes from an earlier session", 20000));
-	ASSERT_TRUE(chorusd_logged("it gives the kernel no lease deadline", 5000));
+	ASSERT_TRUE(chorusd_logged("comes from an earlier session", 20000 * self->scale));
+	ASSERT_TRUE(chorusd_logged("it gives the kernel no lease deadline", 5000 * self->scale));
 	sleep(2);
 	EXPECT_TRUE(wait_lease_state(self->ctl, "expired", 100));
 }
@@ -313,10 +325,10 @@ TEST_F_TIMEOUT(session, a_deadline_from_an_unknown_session_is_left_alone, 180)
 TEST_F_TIMEOUT(session, an_unreachable_etcd_is_retried_and_named, 180)
 {
 	start_chorusd(_metadata, self);
-	ASSERT_TRUE(chorusd_logged("cannot start the cluster session", 20000));
+	ASSERT_TRUE(chorusd_logged("cannot start the cluster session", 20000 * self->scale));
 	EXPECT_TRUE(chorusd_logged("127.0.0.1:23790", 100)) TH_LOG("the endpoint is not named");
 	ASSERT_EQ(0, start_etcd());
-	EXPECT_TRUE(wait_lease_state(self->ctl, "valid", 20000));
+	EXPECT_TRUE(wait_lease_state(self->ctl, "valid", 20000 * self->scale));
 }
 
 CHORUS_HARNESS_MAIN
