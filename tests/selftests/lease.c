@@ -64,20 +64,6 @@ static pid_t start_reader(struct chorus_env *env, uint64_t off)
 	return pid;
 }
 
-/* Waits up to timeout_ms for pid; its exit status, or -1 if still running. */
-static int wait_child(pid_t pid, int timeout_ms)
-{
-	uint64_t end = now_ms() + timeout_ms;
-	int status;
-
-	do {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-		usleep(50000);
-	} while (now_ms() < end);
-	return -1;
-}
-
 /* A field of `chorusctl ... --json`, through jq; -1 when it cannot be read. */
 static long long json_field(const char *ctl, const char *args, const char *field)
 {

@@ -146,19 +146,6 @@ static pid_t start_writer(struct chorus_env *env, uint64_t off, uint32_t seed, i
 	return pid;
 }
 
-static int wait_child(pid_t pid, int timeout_ms)
-{
-	uint64_t end = now_ms() + timeout_ms;
-	int status;
-
-	do {
-		if (waitpid(pid, &status, WNOHANG) == pid)
-			return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
-		usleep(50000);
-	} while (now_ms() < end);
-	return -1;
-}
-
 /* `chorusctl lease show --json` field; "" when it cannot be read. */
 static void lease_field(const char *ctl, const char *field, char *out, size_t len)
 {

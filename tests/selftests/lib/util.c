@@ -866,3 +866,16 @@ int dev_numbers(const char *disk, unsigned int *major, unsigned int *minor)
 		return -EINVAL;
 	return 0;
 }
+
+int wait_child(pid_t pid, int timeout_ms)
+{
+	uint64_t end = now_ms() + timeout_ms;
+	int status;
+
+	do {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+		usleep(50000);
+	} while (now_ms() < end);
+	return -1;
+}

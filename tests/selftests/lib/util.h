@@ -89,6 +89,8 @@ int dev_fill(const char *path, uint64_t off, uint64_t len, uint32_t seed, int ex
 void *abuf(size_t len);
 /* Wait (polling) until the path exists / does not exist; true on success. */
 bool wait_path(const char *path, bool exists, int timeout_ms);
+/* Waits up to timeout_ms for child pid: its exit status (128 if killed), or -1 if still running. */
+int wait_child(pid_t pid, int timeout_ms);
 
 /*
  * Kernel log. kmsg_mark() writes a unique marker line into VM vm's kernel
