@@ -228,6 +228,24 @@ TEST(Config, ClusterEndpointsAreChecked) {
     ExpectError("[node]\nid = 1\n[cluster]\n", "missing required key 'etcd'");
 }
 
+TEST(Config, ClusterAddressAndPool) {
+    Config c = Parse(std::string(kClusterOnly) + "address = 10.99.0.3\npool = chorus_pool\n");
+    EXPECT_EQ(c.cluster->address, "10.99.0.3");
+    EXPECT_EQ(c.cluster->port, 7788);
+    EXPECT_EQ(c.cluster->pool, "chorus_pool");
+    EXPECT_EQ(Parse(std::string(kClusterOnly) + "address = fd00::3\nport = 7790\n").cluster->port,
+              7790);
+    EXPECT_TRUE(Parse(kClusterOnly).cluster->pool.empty());
+    ExpectError(std::string(kClusterOnly) + "address = vm3\n",
+                "^test\\.conf:5: 'address': .*vm3");
+    ExpectError(std::string(kClusterOnly) + "pool = chorus_pool\n",
+                "^test\\.conf:5: 'pool' needs 'address'");
+    ExpectError(std::string(kClusterOnly) + "address = 10.99.0.3\npool = my/vg\n",
+                "'pool': 'my/vg' is not a volume group name");
+    ExpectError(std::string(kClusterOnly) + "address = 10.99.0.3\nport = 0\n",
+                "'port': '0' is not a number in 1..65535");
+}
+
 TEST(Config, ExportSectionsNeedASubsystemEvenWithACluster) {
     ExpectError(std::string(kClusterOnly) + "[port tcp1]\ntransport = tcp\naddress = 10.0.0.1\n",
                 "^test\\.conf:5: \\[port tcp1\\] needs a \\[subsystem\\] section");

@@ -4,6 +4,7 @@
 #ifndef CHORUS_CHORUSCTL_COMMAND_H_
 #define CHORUS_CHORUSCTL_COMMAND_H_
 
+#include <cerrno>
 #include <stdexcept>
 #include <string>
 
@@ -29,6 +30,13 @@ enum ExitCode {
 class UsageError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
+};
+
+// What a command was asked about does not exist (a volume of the cluster):
+// exit status kExitNotFound.
+class NotFoundError : public Error {
+public:
+    explicit NotFoundError(const std::string& what) : Error(what, ENOENT) {}
 };
 
 // The options every command accepts, given before or after its name.

@@ -35,6 +35,14 @@ std::unique_ptr<Command> NewVolumeVerify();
 std::unique_ptr<Command> NewLeaseSet();
 std::unique_ptr<Command> NewLeaseShow();
 
+// The cluster, from its store (commands_cluster.cc, commands_cluster_volume.cc).
+std::unique_ptr<Command> NewClusterStatus();
+std::unique_ptr<Command> NewNodeList();
+std::unique_ptr<Command> NewClusterVolumeCreate();
+std::unique_ptr<Command> NewClusterVolumeDelete();
+std::unique_ptr<Command> NewClusterVolumeList();
+std::unique_ptr<Command> NewClusterVolumeStatus();
+
 // The event stream (commands_events.cc).
 std::unique_ptr<Command> NewEvents();
 

@@ -49,6 +49,9 @@ constexpr GroupSpec kGroups[] = {
     {"peer", "Declare, forget, connect and disconnect peers"},
     {"writeset", "Change a volume's write set"},
     {"lease", "The node's lease deadline: owners hold I/O past it"},
+    {"cluster", "The cluster from its store (etcd), from any node"},
+    {"cluster node", "The cluster's nodes"},
+    {"cluster volume", "Volumes managed by the cluster: replicas placed and owned by chorusd"},
 };
 
 // In the order --help lists them; a group is listed where its first command
@@ -84,6 +87,18 @@ constexpr CommandSpec kCommands[] = {
      Enoent::kFailed, NewLeaseSet},
     {"lease show", "Show the node's lease deadline", Enoent::kFailed, NewLeaseShow},
     {"events", "Print volume events as they happen", Enoent::kFailed, NewEvents},
+    {"cluster status", "Show the store, the nodes and the volumes' health", Enoent::kFailed,
+     NewClusterStatus},
+    {"cluster node list", "List the nodes with a live chorusd and their pools", Enoent::kFailed,
+     NewNodeList},
+    {"cluster volume create", "Create a replicated volume: placed, formatted and owned by chorusd",
+     Enoent::kFailed, NewClusterVolumeCreate},
+    {"cluster volume delete", "Delete a volume and its replicas everywhere", Enoent::kNotFound,
+     NewClusterVolumeDelete},
+    {"cluster volume list", "List the cluster's volumes with owner and health", Enoent::kFailed,
+     NewClusterVolumeList},
+    {"cluster volume status", "Show a volume: owner, epoch, write set, each replica",
+     Enoent::kNotFound, NewClusterVolumeStatus},
 };
 
 // "volume create" -> {"volume", "create"}.
@@ -181,6 +196,8 @@ int ExitCodeFor(const Error& e, Enoent enoent) {
         return kExitPermission;
     if (enoent == Enoent::kNotFound && e.errnum() == ENOENT &&
         dynamic_cast<const NetlinkError*>(&e) != nullptr)
+        return kExitNotFound;
+    if (dynamic_cast<const NotFoundError*>(&e) != nullptr)
         return kExitNotFound;
     return kExitFailed;
 }

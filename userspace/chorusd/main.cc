@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "chorusd/log.h"
+#include "chorusd/reconciler.h"
 #include "chorusd/session_keeper.h"
 #include "lib/config.h"
 #include "lib/configfs.h"
@@ -144,9 +145,12 @@ int Run(const Args& args, const Logger& log) {
     // signals; it stops (leaving the lease for a restarted chorusd to adopt)
     // before the export is torn down.
     std::unique_ptr<SessionKeeper> keeper;
+    std::unique_ptr<Reconciler> reconciler;
     if (cfg.cluster) {
         keeper = std::make_unique<SessionKeeper>(cfg, log);
         keeper->Start();
+        reconciler = std::make_unique<Reconciler>(cfg, log, *keeper);
+        reconciler->Start();
     }
     // Harmless (returns 0) when not started by systemd.
     sd_notifyf(0, "READY=1\nSTATUS=node %u%s%s", cfg.node_id,
@@ -155,6 +159,9 @@ int Run(const Args& args, const Logger& log) {
     std::string sig = WaitForStop(sfd, log);
     log.Info(sig + " received" + (cfg.export_nvmet ? ", tearing down the nvmet export" : ""));
     sd_notify(0, "STOPPING=1");
+    // The reconciler first: it uses the keeper. Volumes stay attached and
+    // keep serving; a restarted chorusd adopts them.
+    reconciler.reset();
     keeper.reset();
     return cfg.export_nvmet ? Teardown(applier, log) : kExitOk;
 }

@@ -7,9 +7,7 @@
 
 namespace chorus {
 
-namespace {
-
-EtcdOptions EtcdOptionsFor(const ClusterConfig& cluster, const Logger& log) {
+EtcdOptions DaemonEtcdOptions(const ClusterConfig& cluster, const Logger& log) {
     EtcdOptions o;
     o.endpoints = cluster.etcd;
     // A call must not outlast a lease: bounded by the keepalive period's
@@ -21,13 +19,11 @@ EtcdOptions EtcdOptionsFor(const ClusterConfig& cluster, const Logger& log) {
     return o;
 }
 
-}  // namespace
-
 SessionKeeper::SessionKeeper(const Config& cfg, const Logger& log)
     : cluster_(*cfg.cluster),
       node_id_(cfg.node_id),
       log_(log),
-      etcd_(EtcdOptionsFor(*cfg.cluster, log)) {}
+      etcd_(DaemonEtcdOptions(*cfg.cluster, log)) {}
 
 SessionKeeper::~SessionKeeper() {
     if (thread_.joinable()) {
@@ -86,6 +82,8 @@ bool SessionKeeper::StartSession(std::stop_token stop, bool after_loss) {
     o.ttl = std::chrono::seconds(cluster_.lease_ttl_s);
     o.margin = std::chrono::milliseconds(cluster_.lease_margin_ms);
     o.state_file = cluster_.state_file;
+    o.address = cluster_.address;
+    o.port = cluster_.port;
     o.register_wait = std::chrono::seconds(3 * cluster_.lease_ttl_s);
     const auto period = std::chrono::milliseconds(cluster_.keepalive_ms);
     for (;;) {
@@ -115,16 +113,43 @@ void SessionKeeper::GiveDeadline(uint64_t deadline_ns) {
     }
 }
 
+std::optional<SessionSnapshot> SessionKeeper::Current() const {
+    std::lock_guard lock(snapshot_mutex_);
+    return snapshot_;
+}
+
+void SessionKeeper::AllowArming(int64_t lease_id) {
+    {
+        std::lock_guard lock(snapshot_mutex_);
+        arm_request_ = lease_id;
+    }
+    wake_.notify_all();
+}
+
+// Applies an arming request for this session and publishes its state.
+void SessionKeeper::Publish() {
+    std::lock_guard lock(snapshot_mutex_);
+    if (session_ && !session_->lost() && arm_request_ == session_->lease_id())
+        session_->AllowArming();
+    if (session_ && !session_->lost())
+        snapshot_ = SessionSnapshot{session_->lease_id(), session_->arms_kernel()};
+    else
+        snapshot_.reset();
+}
+
 void SessionKeeper::Run(std::stop_token stop) {
     if (!StartSession(stop, false))
         return;
+    Publish();
     const auto period = std::chrono::milliseconds(cluster_.keepalive_ms);
     for (;;) {
         std::optional<uint64_t> deadline = session_->KeepAlive();
         if (deadline && session_->arms_kernel())
             GiveDeadline(*deadline);
+        Publish();
         if (session_->lost() && !StartSession(stop, true))
             return;
+        Publish();
         if (!Sleep(stop, period))
             return;
     }

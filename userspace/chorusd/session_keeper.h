@@ -19,6 +19,15 @@
 
 namespace chorus {
 
+// How chorusd's threads talk to etcd: no call outlasts half a lease.
+EtcdOptions DaemonEtcdOptions(const ClusterConfig& cluster, const Logger& log);
+
+// What the reconciler needs to know of the session.
+struct SessionSnapshot {
+    int64_t lease_id = 0;
+    bool arms_kernel = false;
+};
+
 class SessionKeeper {
 public:
     // cfg.cluster must be set; cfg and log must outlive the keeper.
@@ -30,6 +39,13 @@ public:
     SessionKeeper& operator=(const SessionKeeper&) = delete;
 
     void Start();
+
+    // The live session, or nothing (not started yet, or lost and not yet
+    // replaced). Thread-safe.
+    std::optional<SessionSnapshot> Current() const;
+    // Asks the keeper thread to let the current session arm the kernel
+    // (ClusterSession::AllowArming) if it is still lease_id. Thread-safe.
+    void AllowArming(int64_t lease_id);
 
 private:
     void Run(std::stop_token stop);
@@ -49,7 +65,12 @@ private:
     std::unique_ptr<ClusterSession> session_;
     std::optional<VolumeClient> kernel_;
     bool module_missing_logged_ = false;
-    std::mutex mutex_;  // for the condition variable only
+    void Publish();
+
+    mutable std::mutex snapshot_mutex_;
+    std::optional<SessionSnapshot> snapshot_;  // protected by snapshot_mutex_
+    int64_t arm_request_ = 0;                  // protected by snapshot_mutex_
+    std::mutex mutex_;                         // for the condition variable only
     std::condition_variable_any wake_;
     std::jthread thread_;
 };

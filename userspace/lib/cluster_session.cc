@@ -127,6 +127,16 @@ void ClusterSession::Grant() {
 
 // Written to a temporary file and renamed, so a crash leaves the old state
 // or the new one, never half of one.
+void ClusterSession::AllowArming() {
+    if (arms_kernel_)
+        return;
+    arms_kernel_ = true;
+    SaveState();
+    Log(Severity::kInfo, "lease " + std::to_string(lease_id_) +
+                             ": every volume this node owns is owned under this session; it "
+                             "gives the kernel lease deadlines from now on");
+}
+
 void ClusterSession::SaveState() const {
     if (options_.state_file.empty())
         return;
@@ -162,6 +172,7 @@ bool ClusterSession::TryRegister(std::string* holder) {
         {"version", kNodeRecordVersion},
         {"node_id", options_.node_id},
         {"address", options_.address},
+        {"port", options_.port},
         {"hostname", host},
         {"pid", getpid()}}.dump();
     EtcdTxnResult mine =

@@ -33,7 +33,8 @@ struct SessionOptions {
     // How long Start() waits for an earlier holder of this node's key (a
     // daemon that crashed without a state file) to lose its lease.
     std::chrono::milliseconds register_wait{15000};
-    std::string address;  // this node's address, for the membership record; may be empty
+    std::string address;   // this node's replication address; may be empty
+    uint16_t port = 7788;  // and port
 };
 
 // The key of a node's membership record.
@@ -62,6 +63,11 @@ public:
     // renewal earns, or nothing: etcd unreachable (the previous deadline
     // stands and will pass), or the lease is gone (lost() from then on).
     std::optional<uint64_t> KeepAlive();
+
+    // From now on the session gives the kernel deadlines (kept in the state
+    // file): the control plane found that every volume the kernel owns is
+    // owned under this session, so no deadline can extend a stale owner.
+    void AllowArming();
 
     int64_t lease_id() const { return lease_id_; }
     int64_t ttl_seconds() const { return ttl_; }

@@ -160,16 +160,19 @@ std::optional<Revisioned<WriteSet>> ClusterStore::GetWriteSet(std::string_view n
     return Revisioned<WriteSet>{DecodeWriteSet(key, r.kvs[0].value), r.kvs[0].mod_revision};
 }
 
+Ownership DecodeOwner(const EtcdKeyValue& kv) {
+    Json j = ParseVersioned(kv.key, kv.value);
+    int64_t node = Field<int64_t>(kv.key, j, "node_id");
+    if (node < 1 || node > kMaxNodeId)
+        throw StoreValueError(kv.key, "node_id " + std::to_string(node) + " is not in 1..32");
+    return Ownership{static_cast<uint32_t>(node), kv.create_revision, kv.lease};
+}
+
 std::optional<Ownership> ClusterStore::GetOwner(std::string_view name) {
-    const std::string key = OwnerKey(name);
-    EtcdRangeResult r = etcd_.Range(EtcdKeys::Key(key));
+    EtcdRangeResult r = etcd_.Range(EtcdKeys::Key(OwnerKey(name)));
     if (r.kvs.empty())
         return std::nullopt;
-    Json j = ParseVersioned(key, r.kvs[0].value);
-    int64_t node = Field<int64_t>(key, j, "node_id");
-    if (node < 1 || node > kMaxNodeId)
-        throw StoreValueError(key, "node_id " + std::to_string(node) + " is not in 1..32");
-    return Ownership{static_cast<uint32_t>(node), r.kvs[0].create_revision, r.kvs[0].lease};
+    return DecodeOwner(r.kvs[0]);
 }
 
 TakeRefusal ClusterStore::TakeOwnership(std::string_view name, uint32_t node_id, int64_t lease,
@@ -209,6 +212,15 @@ bool ClusterStore::ChangeWriteSet(std::string_view name, const Ownership& mine,
                    EtcdCompare::Lease(owner_key, R::kEqual, mine.lease),
                    EtcdCompare::ModRevision(WriteSetKey(name), R::kEqual, expected_mod_revision)},
                   {EtcdOp::Put(WriteSetKey(name), EncodeWriteSet(next))});
+    return r.succeeded;
+}
+
+bool ClusterStore::DeleteVolume(std::string_view name, int64_t spec_mod_revision) {
+    EtcdTxnResult r =
+        etcd_.Txn({EtcdCompare::ModRevision(VolumeSpecKey(name), R::kEqual, spec_mod_revision)},
+                  {EtcdOp::Delete(EtcdKeys::Key(VolumeSpecKey(name))),
+                   EtcdOp::Delete(EtcdKeys::Key(WriteSetKey(name))),
+                   EtcdOp::Delete(EtcdKeys::Key(OwnerKey(name)))});
     return r.succeeded;
 }
 

@@ -66,6 +66,9 @@ struct Revisioned {
 };
 
 std::string EncodeVolumeSpec(const VolumeSpec& spec);
+// The owner key as read: the node in its value, its create revision (the
+// epoch) and its lease. Throws StoreValueError.
+Ownership DecodeOwner(const EtcdKeyValue& kv);
 VolumeSpec DecodeVolumeSpec(const std::string& key, std::string_view value);
 std::string EncodeWriteSet(const WriteSet& ws);
 WriteSet DecodeWriteSet(const std::string& key, std::string_view value);
@@ -104,6 +107,12 @@ public:
     // time: reading again tells.
     bool ChangeWriteSet(std::string_view name, const Ownership& mine, int64_t expected_mod_revision,
                         const WriteSet& next);
+
+    // Deletes the spec, the write set and the owner key in one transaction,
+    // if the spec is still at spec_mod_revision (the one the caller checked).
+    // The nodes holding replicas then detach them and remove their logical
+    // volumes. Returns false if the spec changed or is gone.
+    bool DeleteVolume(std::string_view name, int64_t spec_mod_revision);
 
 private:
     EtcdClient& etcd_;

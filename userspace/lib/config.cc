@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,8 @@
 #include <optional>
 #include <set>
 #include <sstream>
+
+#include "lib/volume_validate.h"
 
 namespace chorus {
 
@@ -310,6 +313,19 @@ void ParseAna(const std::string& file, Section& s, Config& cfg) {
     r.RejectUnknown();
 }
 
+// An LVM volume group name: what LVM accepts, without its reserved names.
+std::string CheckPoolName(const std::string& vg) {
+    if (vg.empty())
+        return "";
+    if (vg == "." || vg == ".." || vg[0] == '-' || vg.size() > 127)
+        return "'" + vg + "' is not a volume group name";
+    for (char ch : vg)
+        if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '+' && ch != '_' && ch != '.' &&
+            ch != '-')
+            return "'" + vg + "' is not a volume group name (letters, digits, + _ . - only)";
+    return "";
+}
+
 // [cluster]: the etcd members and the session lease's timing
 // (Documentation/cluster.md, "Timing").
 void ParseCluster(const std::string& file, Section& s, Config& cfg) {
@@ -339,6 +355,15 @@ void ParseCluster(const std::string& file, Section& s, Config& cfg) {
         r.Fail(r.Line("keepalive_ms"), "'keepalive_ms' (" + std::to_string(c.keepalive_ms) +
                                            ") plus lease_margin_ms must be below lease_ttl (" +
                                            std::to_string(c.lease_ttl_s) + " s)");
+    c.address = r.String("address").value_or("");
+    if (std::string why = CheckAddress(c.address); !c.address.empty() && !why.empty())
+        r.Fail(r.Line("address"), "'address': " + why);
+    c.port = static_cast<uint16_t>(r.Number("port", 1, 65535).value_or(c.port));
+    c.pool = r.String("pool").value_or("");
+    if (std::string why = CheckPoolName(c.pool); !why.empty())
+        r.Fail(r.Line("pool"), "'pool': " + why);
+    if (!c.pool.empty() && c.address.empty())
+        r.Fail(r.Line("pool"), "'pool' needs 'address': peers must be able to reach the replicas");
     c.state_file = r.String("state_file").value_or(c.state_file);
     if (c.state_file.empty() || c.state_file[0] != '/')
         r.Fail(r.Line("state_file"),

@@ -45,6 +45,13 @@ struct ClusterConfig {
     uint32_t lease_margin_ms = 1000;  // the kernel deadline is this much before the lease's end
     uint32_t keepalive_ms = 1000;     // default: a fifth of the TTL
     std::string state_file = "/run/chorus/session.json";  // the lease to adopt after a restart
+    // Replication: where this node listens and its peers dial it. Empty:
+    // the node takes no part in volumes (a member that only runs chorusctl).
+    std::string address;
+    uint16_t port = 7788;
+    // The storage pool: the LVM volume group holding this node's replicas.
+    // Empty: the node holds none.
+    std::string pool;
 };
 
 struct Config {

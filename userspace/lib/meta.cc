@@ -412,4 +412,22 @@ uint64_t RandomNonzero64() {
     return v;
 }
 
+uint64_t DeviceBytesFor(uint64_t data_bytes) {
+    if (data_bytes == 0)
+        throw Error("a volume of 0 bytes needs no device", EINVAL);
+    // The metadata grows with the device (bitmaps cover all of it), so
+    // grow the guess until the data fits; two or three rounds at most.
+    uint64_t device = RoundDown(data_bytes, kBlock) + 2 * kBlock;
+    for (;;) {
+        const uint64_t bits = DivRoundUp(device, uint64_t{1} << CHORUS_META_BM_SHIFT);
+        const uint64_t slot = DivRoundUp(DivRoundUp(bits, 8), kBlock) * kBlock;
+        const uint64_t md =
+            CHORUS_META_MAX_PEERS * slot + CHORUS_META_AL_SLOTS * kBlock + kSupersBytes;
+        const uint64_t need = DivRoundUp(data_bytes, kBlock) * kBlock + md;
+        if (need <= device)
+            return device;
+        device = need;
+    }
+}
+
 }  // namespace chorus

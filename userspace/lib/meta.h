@@ -39,6 +39,11 @@ struct MetaLayout {
 MetaLayout ComputeLayout(uint64_t device_bytes, uint32_t device_lbs, uint64_t requested_size,
                          uint32_t requested_block_size);
 
+// The smallest device (a multiple of CHORUS_META_BLOCK) whose layout has
+// room for data_bytes of data besides the metadata, for a pool that makes
+// a device to measure. Throws chorus::Error (EINVAL) for 0.
+uint64_t DeviceBytesFor(uint64_t data_bytes);
+
 struct MetaPeer {
     uint32_t node_id = 0;  // 0: unused slot
     uint32_t flags = 0;    // CHORUS_META_PEER_*

@@ -1,0 +1,313 @@
+#include "chorusd/reconciler.h"
+
+#include <algorithm>
+
+#include <linux/chorus.h>
+
+#include "chorusd/volume_tender.h"
+#include "lib/replica_disk.h"
+
+namespace chorus {
+
+namespace {
+
+// How often a pass runs. Failover waits for the owner key to expire (the
+// lease TTL); a pass adds at most this much to it.
+constexpr auto kPassPeriod = std::chrono::milliseconds(250);
+// How often the pool is read when nothing changed in it (lvm commands cost
+// tens of milliseconds).
+constexpr auto kPoolPeriod = std::chrono::seconds(5);
+
+bool Holds(const VolumeSpec& spec, uint32_t node_id) {
+    return std::find(spec.nodes.begin(), spec.nodes.end(), node_id) != spec.nodes.end();
+}
+
+nlohmann::json PeerStatus(const PeerInfo& p) {
+    return {{"conn_state", ConnStateName(p.conn_state.value_or(0))},
+            {"repl_state", ReplStateName(p.repl_state.value_or(0))},
+            {"in_writeset", p.in_writeset.value_or(false)},
+            {"held", p.held.value_or(0)},
+            {"dirty_bytes", p.dirty_bytes.value_or(0)},
+            {"sync_done_bytes", p.sync_done_bytes.value_or(0)},
+            {"sync_total_bytes", p.sync_total_bytes.value_or(0)}};
+}
+
+nlohmann::json VolumeStatus(const VolumeInfo& v) {
+    nlohmann::json peers = nlohmann::json::object();
+    for (const PeerInfo& p : v.peers)
+        peers[std::to_string(p.node_id.value_or(0))] = PeerStatus(p);
+    return {{"role", RoleName(v.role.value_or(0))},
+            {"epoch", v.epoch.value_or(0)},
+            {"state", VolumeStateName(v.state)},
+            {"device", "/dev/" + v.disk_name},
+            {"open_count", v.open_count},
+            {"held_io", v.held_io.value_or(0)},
+            {"peers", peers}};
+}
+
+}  // namespace
+
+void ProblemLog::Report(const std::string& subject, const std::string& problem) {
+    auto [it, inserted] = current_.emplace(subject, problem);
+    if (!inserted && it->second == problem)
+        return;
+    it->second = problem;
+    log_.Error(subject + ": " + problem);
+}
+
+void ProblemLog::Clear(const std::string& subject) {
+    if (current_.erase(subject) > 0)
+        log_.Info(subject + ": resolved");
+}
+
+Reconciler::Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper)
+    : cfg_(cfg),
+      cluster_(*cfg.cluster),
+      log_(log),
+      keeper_(keeper),
+      etcd_(DaemonEtcdOptions(*cfg.cluster, log)),
+      store_(etcd_),
+      problems_(log) {
+    if (!cluster_.pool.empty())
+        pool_.emplace(cluster_.pool);
+}
+
+Reconciler::~Reconciler() {
+    if (thread_.joinable()) {
+        thread_.request_stop();
+        thread_.join();
+    }
+}
+
+void Reconciler::Start() {
+    thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+}
+
+void Reconciler::Run(std::stop_token stop) {
+    while (!stop.stop_requested()) {
+        std::optional<SessionSnapshot> session = keeper_.Current();
+        if (session) {
+            try {
+                Pass(*session);
+                problems_.Clear("cluster store");
+            } catch (const EtcdError& e) {
+                problems_.Report("cluster store", e.what());
+            } catch (const Error& e) {
+                problems_.Report("reconciling", e.what());
+            }
+        }
+        std::this_thread::sleep_for(kPassPeriod);
+    }
+}
+
+VolumeClient* Reconciler::Kernel() {
+    if (kernel_)
+        return &*kernel_;
+    try {
+        kernel_.emplace(GenlSocket::Open());
+        problems_.Clear("chorus.ko");
+    } catch (const ModuleNotLoadedError& e) {
+        problems_.Report("chorus.ko", e.what());
+        return nullptr;
+    }
+    return &*kernel_;
+}
+
+void Reconciler::Pass(const SessionSnapshot& session) {
+    ClusterView view = ReadClusterView(etcd_);
+    for (const std::string& p : view.problems)
+        problems_.Report("store value", p);
+    if (view.problems.empty())
+        problems_.Clear("store value");
+    if (Kernel() == nullptr)
+        return;
+    try {
+        bool pool_read = RefreshPool(false);
+        EnsureListening();
+        TendAll(session, view);
+        RemoveDeleted(view);
+        if (pool_read)
+            RemoveOrphanedDisks(view);
+        PublishStatus(session);
+        MaybeAllowArming(session);
+    } catch (const NetlinkError& e) {
+        kernel_.reset();  // reopened next pass: the module may have been reloaded
+        throw;
+    }
+}
+
+void Reconciler::EnsureListening() {
+    if (listening_ || cluster_.address.empty())
+        return;
+    try {
+        kernel_->Listen({cluster_.address, cluster_.port});
+    } catch (const NetlinkError& e) {
+        if (e.errnum() != EEXIST && e.errnum() != EALREADY && e.errnum() != EADDRINUSE)
+            throw;
+    }
+    listening_ = true;
+    log_.Info("replication listener on " + cluster_.address + ":" + std::to_string(cluster_.port));
+}
+
+void Reconciler::TendAll(const SessionSnapshot& session, const ClusterView& view) {
+    std::map<std::string, VolumeInfo> attached;
+    for (VolumeInfo& v : kernel_->List())
+        attached.emplace(v.name, std::move(v));
+    TendContext ctx;
+    ctx.node_id = cfg_.node_id;
+    ctx.cluster = &cluster_;
+    ctx.kernel = &*kernel_;
+    ctx.store = &store_;
+    ctx.pool = pool_ ? &*pool_ : nullptr;
+    ctx.lease_id = session.lease_id;
+    ctx.view = &view;
+    ctx.log = [this](Severity s, const std::string& m) { log_.Log(s, m); };
+    for (const auto& [name, vol] : view.volumes) {
+        if (!Holds(vol.spec.value, cfg_.node_id))
+            continue;
+        auto it = attached.find(name);
+        bool had = it != attached.end();
+        try {
+            TendVolume(ctx, vol, had ? std::optional(it->second) : std::nullopt);
+            problems_.Clear("volume " + name);
+        } catch (const Error& e) {
+            // A compare that failed because another node moved first is
+            // no problem: the next pass reads again.
+            if (e.errnum() == EAGAIN && dynamic_cast<const NetlinkError*>(&e) == nullptr)
+                log_.Debug("volume " + name + ": " + e.what());
+            else
+                problems_.Report("volume " + name, e.what());
+        }
+        if (!had)
+            RefreshPool(true);
+    }
+}
+
+// A volume whose spec is gone (deleted), or no longer names this node, is
+// detached and its replica removed: only if the kernel has it on this
+// node's pool under chorusd's name, never one attached by hand, never
+// while it is open, never while its spec is only unreadable.
+void Reconciler::RemoveDeleted(const ClusterView& view) {
+    if (!pool_)
+        return;
+    for (const VolumeInfo& kv : kernel_->List()) {
+        auto it = view.volumes.find(kv.name);
+        if (it != view.volumes.end() && Holds(it->second.spec.value, cfg_.node_id))
+            continue;
+        if (std::find(view.damaged.begin(), view.damaged.end(), kv.name) != view.damaged.end())
+            continue;
+        if (kv.backing_path != "/dev/" + pool_->vg() + "/" + ReplicaLvName(kv.name))
+            continue;
+        const std::string subject = "volume " + kv.name;
+        if (kv.open_count > 0) {
+            problems_.Report(subject, "deleted from the cluster but open here (" +
+                                          std::to_string(kv.open_count) +
+                                          " openers): detached once closed");
+            continue;
+        }
+        try {
+            kernel_->Destroy(kv.name);
+            RemoveReplicaDisk(*pool_, kv.name, kv.uuid);
+            log_.Info(subject + ": deleted from the cluster: detached, " + kv.backing_path +
+                      " removed");
+            problems_.Clear(subject);
+            RefreshPool(true);
+        } catch (const Error& e) {
+            problems_.Report(subject, std::string("removing it: ") + e.what());
+        }
+    }
+}
+
+// Replicas left in the pool by a volume deleted while this chorusd was not
+// running: a chorus logical volume with a uuid tag, not attached, whose
+// volume is not in the store (or is another volume under the same name).
+void Reconciler::RemoveOrphanedDisks(const ClusterView& view) {
+    if (!pool_)
+        return;
+    std::set<std::string> attached;
+    for (const VolumeInfo& kv : kernel_->List())
+        attached.insert(kv.name);
+    for (const LogicalVolume& lv : pool_->List()) {
+        if (lv.name.rfind("chorus-", 0) != 0)
+            continue;
+        const std::string name = lv.name.substr(7);
+        auto tag = std::find_if(lv.tags.begin(), lv.tags.end(), [](const std::string& t) {
+            return t.rfind("chorus_uuid=", 0) == 0;
+        });
+        if (tag == lv.tags.end() || attached.count(name) > 0 ||
+            std::find(view.damaged.begin(), view.damaged.end(), name) != view.damaged.end())
+            continue;
+        auto it = view.volumes.find(name);
+        if (it != view.volumes.end() && Holds(it->second.spec.value, cfg_.node_id) &&
+            lv.HasTag(ReplicaLvTag(it->second.spec.value.uuid)))
+            continue;
+        try {
+            pool_->Remove(lv.name);
+            log_.Info("removed " + pool_->vg() + "/" + lv.name +
+                      ": its volume is not in the "
+                      "cluster (deleted while this node was away)");
+        } catch (const Error& e) {
+            problems_.Report("logical volume " + lv.name, e.what());
+        }
+    }
+}
+
+bool Reconciler::RefreshPool(bool force) {
+    if (!pool_)
+        return false;
+    auto now = std::chrono::steady_clock::now();
+    if (!force && pool_stats_ && now - pool_read_ < kPoolPeriod)
+        return false;
+    pool_read_ = now;
+    try {
+        pool_stats_ = pool_->Stats();
+        pool_error_.clear();
+        problems_.Clear("pool " + pool_->vg());
+    } catch (const Error& e) {
+        pool_stats_.reset();
+        pool_error_ = e.what();
+        problems_.Report("pool " + pool_->vg(), e.what());
+    }
+    return true;
+}
+
+// /chorus/status/<id>, bound to the session: what the pool has free (for
+// placement) and what the kernel says of each volume (for chorusctl).
+void Reconciler::PublishStatus(const SessionSnapshot& session) {
+    NodeStatus s;
+    s.node_id = cfg_.node_id;
+    if (pool_stats_)
+        s.pool = PoolStatus{pool_stats_->vg, pool_stats_->size_bytes, pool_stats_->free_bytes};
+    s.pool_error = pool_error_;
+    for (const VolumeInfo& v : kernel_->List())
+        s.volumes[v.name] = VolumeStatus(v);
+    std::string value = EncodeNodeStatus(s);
+    if (value == published_ && session.lease_id == published_lease_)
+        return;
+    etcd_.Put(NodeStatusKey(cfg_.node_id), value, session.lease_id);
+    published_ = value;
+    published_lease_ = session.lease_id;
+}
+
+// A session that must not arm the kernel (it could not adopt the kernel's
+// deadline) may once every volume the kernel owns is owned under it, at
+// the epoch of its owner key: no deadline can then extend a stale owner.
+void Reconciler::MaybeAllowArming(const SessionSnapshot& session) {
+    if (session.arms_kernel)
+        return;
+    ClusterView view = ReadClusterView(etcd_);
+    for (const VolumeInfo& kv : kernel_->List()) {
+        if (kv.role != CHORUS_ROLE_OWNER)
+            continue;
+        auto it = view.volumes.find(kv.name);
+        if (it == view.volumes.end() || !it->second.owner)
+            return;
+        const Ownership& o = *it->second.owner;
+        if (o.node_id != cfg_.node_id || o.lease != session.lease_id ||
+            kv.epoch.value_or(0) != static_cast<uint64_t>(o.epoch))
+            return;
+    }
+    keeper_.AllowArming(session.lease_id);
+}
+
+}  // namespace chorus

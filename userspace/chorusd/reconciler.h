@@ -1,0 +1,84 @@
+// chorusd's control loop: reads the cluster store and the kernel, and
+// makes this node's part of every volume what the store says
+// (Documentation/cluster.md, "What chorusd does"). Level-triggered: each
+// pass starts from what is, not from events, so a missed event, a restart
+// or a failed step is corrected by the next pass.
+#ifndef CHORUS_CHORUSD_RECONCILER_H_
+#define CHORUS_CHORUSD_RECONCILER_H_
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "chorusd/log.h"
+#include "chorusd/session_keeper.h"
+#include "lib/cluster_store.h"
+#include "lib/cluster_view.h"
+#include "lib/config.h"
+#include "lib/etcd_client.h"
+#include "lib/genl_client.h"
+#include "lib/lvm.h"
+
+namespace chorus {
+
+// Logs a problem when it appears or changes, and once when it is gone,
+// rather than at every pass.
+class ProblemLog {
+public:
+    explicit ProblemLog(const Logger& log) : log_(log) {}
+    void Report(const std::string& subject, const std::string& problem);
+    void Clear(const std::string& subject);
+
+private:
+    const Logger& log_;
+    std::map<std::string, std::string> current_;
+};
+
+class Reconciler {
+public:
+    // cfg.cluster must be set; everything must outlive the reconciler.
+    Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper);
+    ~Reconciler();
+    Reconciler(const Reconciler&) = delete;
+    Reconciler& operator=(const Reconciler&) = delete;
+
+    void Start();
+
+private:
+    void Run(std::stop_token stop);
+    void Pass(const SessionSnapshot& session);
+    void TendAll(const SessionSnapshot& session, const ClusterView& view);
+    void RemoveDeleted(const ClusterView& view);
+    void RemoveOrphanedDisks(const ClusterView& view);
+    void EnsureListening();
+    void PublishStatus(const SessionSnapshot& session);
+    void MaybeAllowArming(const SessionSnapshot& session);
+    // Reads the pool's size and free space if force or it is time; true if read.
+    bool RefreshPool(bool force);
+    VolumeClient* Kernel();
+
+    const Config& cfg_;
+    const ClusterConfig& cluster_;
+    const Logger& log_;
+    SessionKeeper& keeper_;
+    EtcdClient etcd_;
+    ClusterStore store_;
+    std::optional<LvmPool> pool_;
+    std::optional<VolumeClient> kernel_;
+    ProblemLog problems_;
+    bool listening_ = false;
+    std::optional<PoolStats> pool_stats_;
+    std::string pool_error_;
+    std::chrono::steady_clock::time_point pool_read_{};
+    std::string published_;  // the status value last put
+    int64_t published_lease_ = 0;
+    std::jthread thread_;
+};
+
+}  // namespace chorus
+
+#endif  // CHORUS_CHORUSD_RECONCILER_H_

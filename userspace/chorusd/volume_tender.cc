@@ -1,0 +1,219 @@
+#include "chorusd/volume_tender.h"
+
+#include <algorithm>
+
+#include <linux/chorus.h>
+
+#include "lib/replica_disk.h"
+
+namespace chorus {
+
+namespace {
+
+bool Contains(const std::vector<uint32_t>& v, uint32_t x) {
+    return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+void Remove(std::vector<uint32_t>& v, uint32_t x) {
+    v.erase(std::remove(v.begin(), v.end(), x), v.end());
+}
+
+const PeerInfo* FindPeer(const VolumeInfo& kv, uint32_t node_id) {
+    for (const PeerInfo& p : kv.peers)
+        if (p.node_id == node_id)
+            return &p;
+    return nullptr;
+}
+
+void Log(const TendContext& ctx, Severity s, const std::string& volume, const std::string& msg) {
+    if (ctx.log)
+        ctx.log(s, volume + ": " + msg);
+}
+
+std::string Id(uint32_t node_id) {
+    return "node " + std::to_string(node_id);
+}
+
+// The replica made or found in the pool and attached. A volume the kernel
+// attaches fresh is a standalone owner until told otherwise: it is made a
+// replica at once, before it has peers, and only the owner key makes it
+// an owner again.
+VolumeInfo Attach(const TendContext& ctx, const VolumeSpec& spec) {
+    if (ctx.pool == nullptr)
+        throw Error("this node holds a replica but its config names no pool", ENODEV);
+    ReplicaDisk disk = EnsureReplicaDisk(*ctx.pool, spec);
+    if (disk.created)
+        Log(ctx, Severity::kInfo, spec.name,
+            "made and formatted " + disk.path + " for " + std::to_string(spec.size_bytes) +
+                " bytes of data");
+    VolumeCreateRequest req;
+    req.name = spec.name;
+    req.backing_path = disk.path;
+    req.node_id = ctx.node_id;
+    VolumeInfo kv = ctx.kernel->Create(req);
+    if (kv.role != CHORUS_ROLE_REPLICA)
+        ctx.kernel->SetRole({spec.name, CHORUS_ROLE_REPLICA, std::nullopt});
+    Log(ctx, Severity::kInfo, spec.name, "attached " + disk.path + " as /dev/" + kv.disk_name);
+    return ctx.kernel->Get(spec.name);
+}
+
+// Declares and dials every other node of the spec that the kernel does not
+// know yet, once its chorusd is a member (the address comes from its node
+// record). A node that never joined has nothing of the volume: the owner
+// syncs all of it to that node when it comes.
+void EnsurePeers(const TendContext& ctx, const VolumeSpec& spec, const VolumeInfo& kv) {
+    for (uint32_t id : spec.nodes) {
+        if (id == ctx.node_id)
+            continue;
+        const PeerInfo* p = FindPeer(kv, id);
+        if (p != nullptr) {
+            if (p->conn_state == CHORUS_CONN_DISCONNECTED)
+                ctx.kernel->PeerConnect(spec.name, id);
+            continue;
+        }
+        auto rec = ctx.view->nodes.find(id);
+        if (rec == ctx.view->nodes.end() || rec->second.address.empty())
+            continue;  // not a member now: declared when it joins
+        PeerAddRequest req;
+        req.volume = spec.name;
+        req.node_id = id;
+        req.address = rec->second.address;
+        req.port = rec->second.port;
+        req.transport = ParseTransport(spec.transport);
+        req.initial_sync = CHORUS_INITIAL_SYNC_FULL;
+        ctx.kernel->PeerAdd(req);
+        ctx.kernel->PeerConnect(spec.name, id);
+        Log(ctx, Severity::kInfo, spec.name,
+            "peer " + Id(id) + " at " + req.address + ":" + std::to_string(req.port) + " over " +
+                spec.transport + " declared and dialled");
+    }
+}
+
+// Before this node serves as owner: every other member of the write set
+// must be a peer the kernel replicates to. One it does not know (this node
+// restarted while that one was away) has missed nothing yet but will miss
+// every write from now on, so it is marked out of date first.
+void MarkUnknownMembers(const TendContext& ctx, const VolumeState& vol, const Ownership& mine,
+                        const VolumeInfo& kv) {
+    WriteSet next = vol.writeset->value;
+    bool change = false;
+    for (uint32_t id : vol.writeset->value.members) {
+        if (id == ctx.node_id || FindPeer(kv, id) != nullptr)
+            continue;
+        Remove(next.members, id);
+        next.out_of_date.push_back(id);
+        change = true;
+    }
+    if (change &&
+        !ctx.store->ChangeWriteSet(vol.spec.value.name, mine, vol.writeset->mod_revision, next))
+        throw Error("the write set changed while marking unknown members out of date", EAGAIN);
+}
+
+// The owner key this node holds under its live session, taking it if there
+// is none and this node may (an up-to-date member of the write set).
+std::optional<Ownership> MyOwnership(const TendContext& ctx, const VolumeState& vol) {
+    const std::string& name = vol.spec.value.name;
+    if (vol.owner)
+        return vol.owner->node_id == ctx.node_id && vol.owner->lease == ctx.lease_id ? vol.owner
+                                                                                     : std::nullopt;
+    if (!vol.writeset || !Contains(vol.writeset->value.members, ctx.node_id))
+        return std::nullopt;
+    Ownership won;
+    TakeRefusal r = ctx.store->TakeOwnership(name, ctx.node_id, ctx.lease_id, &won);
+    if (r != TakeRefusal::kNone)
+        return std::nullopt;
+    Log(ctx, Severity::kInfo, name, "took ownership at epoch " + std::to_string(won.epoch));
+    return won;
+}
+
+// This node's role as the owner key says. An owner at an older epoch steps
+// down first: its held requests fail rather than complete under an epoch
+// another owner may have followed.
+void EnsureRole(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
+    const std::string& name = vol.spec.value.name;
+    std::optional<Ownership> mine = MyOwnership(ctx, vol);
+    const bool owner_now = kv.role == CHORUS_ROLE_OWNER;
+    if (!mine) {
+        if (owner_now) {
+            ctx.kernel->SetRole({name, CHORUS_ROLE_REPLICA, std::nullopt});
+            Log(ctx, Severity::kWarn, name,
+                vol.owner ? "stepped down: " + Id(vol.owner->node_id) + " owns it at epoch " +
+                                std::to_string(vol.owner->epoch)
+                          : std::string("stepped down: no owner key holds it for this node"));
+        }
+        return;
+    }
+    const uint64_t epoch = static_cast<uint64_t>(mine->epoch);
+    if (owner_now && kv.epoch.value_or(0) == epoch)
+        return;
+    MarkUnknownMembers(ctx, vol, *mine, kv);
+    if (owner_now)
+        ctx.kernel->SetRole({name, CHORUS_ROLE_REPLICA, std::nullopt});
+    ctx.kernel->SetRole({name, CHORUS_ROLE_OWNER, epoch});
+    Log(ctx, Severity::kInfo, name, "serving as owner at epoch " + std::to_string(epoch));
+}
+
+bool Unreachable(const PeerInfo& p) {
+    return p.conn_state != CHORUS_CONN_CONNECTED &&
+           (p.conn_state == CHORUS_CONN_UNREACHABLE || p.held.value_or(0) > 0);
+}
+
+// On the owner: a member the kernel cannot reach leaves the write set in
+// etcd first, and only then in the kernel (which holds the writes for it
+// meanwhile: DESIGN.md invariant 4); an out-of-date replica that finished
+// its resync is a member again.
+void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
+    const std::string& name = vol.spec.value.name;
+    if (!vol.owner || !vol.writeset || kv.role != CHORUS_ROLE_OWNER ||
+        kv.epoch.value_or(0) != static_cast<uint64_t>(vol.owner->epoch))
+        return;
+    WriteSet next = vol.writeset->value;
+    std::vector<uint32_t> drop;
+    for (const PeerInfo& p : kv.peers) {
+        uint32_t id = p.node_id.value_or(0);
+        if (Contains(next.members, id) && Unreachable(p)) {
+            Remove(next.members, id);
+            next.out_of_date.push_back(id);
+            if (p.in_writeset.value_or(false))
+                drop.push_back(id);
+            else
+                Log(ctx, Severity::kWarn, name, Id(id) + " is unreachable: marked out of date");
+        } else if (Contains(next.out_of_date, id) && p.in_writeset.value_or(false) &&
+                   Unreachable(p)) {
+            drop.push_back(id);
+        } else if (Contains(next.out_of_date, id) && p.conn_state == CHORUS_CONN_CONNECTED &&
+                   p.repl_state == CHORUS_REPL_UP_TO_DATE) {
+            Remove(next.out_of_date, id);
+            next.members.push_back(id);
+            Log(ctx, Severity::kInfo, name, Id(id) + " is up to date: a member of the write set");
+        }
+    }
+    if (next.members != vol.writeset->value.members &&
+        !ctx.store->ChangeWriteSet(name, *vol.owner, vol.writeset->mod_revision, next))
+        throw Error("the write set changed under the owner; read again", EAGAIN);
+    for (uint32_t id : drop) {
+        ctx.kernel->WritesetRemove(name, id);
+        Log(ctx, Severity::kWarn, name,
+            Id(id) + " is unreachable: out of the write set (recorded in etcd first)");
+    }
+}
+
+}  // namespace
+
+void TendVolume(const TendContext& ctx, const VolumeState& vol,
+                const std::optional<VolumeInfo>& kernel_vol) {
+    const VolumeSpec& spec = vol.spec.value;
+    VolumeInfo kv = kernel_vol ? *kernel_vol : Attach(ctx, spec);
+    if (ctx.pool != nullptr &&
+        kv.backing_path != "/dev/" + ctx.pool->vg() + "/" + ReplicaLvName(spec.name))
+        throw Error("the kernel has a volume " + spec.name + " on " + kv.backing_path +
+                        ", not on this node's pool: left alone",
+                    EEXIST);
+    EnsurePeers(ctx, spec, kv);
+    kv = ctx.kernel->Get(spec.name);
+    EnsureRole(ctx, vol, kv);
+    kv = ctx.kernel->Get(spec.name);
+    TendWriteSet(ctx, vol, kv);
+}
+
+}  // namespace chorus

@@ -1,0 +1,43 @@
+// One volume on this node, brought in line with the cluster store: its
+// replica in the pool, attached, its peers declared and dialled, this
+// node's role and epoch as the owner key says, and, on the owner, the
+// write set kept true in etcd before the kernel is told
+// (Documentation/cluster.md, "What chorusd does").
+#ifndef CHORUS_CHORUSD_VOLUME_TENDER_H_
+#define CHORUS_CHORUSD_VOLUME_TENDER_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "lib/cluster_store.h"
+#include "lib/cluster_view.h"
+#include "lib/config.h"
+#include "lib/genl_client.h"
+#include "lib/lvm.h"
+#include "lib/severity.h"
+
+namespace chorus {
+
+struct TendContext {
+    uint32_t node_id = 0;
+    const ClusterConfig* cluster = nullptr;
+    VolumeClient* kernel = nullptr;
+    ClusterStore* store = nullptr;
+    const LvmPool* pool = nullptr;  // null: this node has no pool
+    int64_t lease_id = 0;           // the live session's
+    const ClusterView* view = nullptr;
+    LogFn log;
+};
+
+// Does what volume needs on this node, which holds one of its replicas;
+// kernel_vol is the kernel's volume of that name, if attached. Throws
+// chorus::Error (EtcdError, NetlinkError, LvmError) for what it could not
+// do; the next pass tries again.
+void TendVolume(const TendContext& ctx, const VolumeState& volume,
+                const std::optional<VolumeInfo>& kernel_vol);
+
+}  // namespace chorus
+
+#endif  // CHORUS_CHORUSD_VOLUME_TENDER_H_

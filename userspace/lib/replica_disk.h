@@ -1,0 +1,34 @@
+// This node's replica of a volume in its storage pool: a logical volume
+// made to the volume's size, tagged with its uuid, formatted with chorus
+// metadata for it (Documentation/cluster.md, "Storage pools").
+#ifndef CHORUS_LIB_REPLICA_DISK_H_
+#define CHORUS_LIB_REPLICA_DISK_H_
+
+#include <string>
+
+#include "lib/cluster_store.h"
+#include "lib/lvm.h"
+
+namespace chorus {
+
+struct ReplicaDisk {
+    std::string path;      // the block device to attach
+    bool created = false;  // made (and formatted) just now
+};
+
+// Finds or makes the replica of spec in pool and makes sure it carries
+// chorus metadata of this volume: a logical volume found unformatted (made
+// by an attempt that stopped before formatting) is formatted; one that
+// belongs to another volume (another uuid tag or other metadata) is never
+// touched: that throws. Call only while the kernel does not have it
+// attached. Throws LvmError or chorus::Error naming what is wrong.
+ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec);
+
+// Removes the replica of the volume named name with this uuid, if there is
+// one; a logical volume of that name with another uuid tag is left alone
+// (and false returned). Throws LvmError.
+bool RemoveReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid& uuid);
+
+}  // namespace chorus
+
+#endif  // CHORUS_LIB_REPLICA_DISK_H_
