@@ -236,8 +236,7 @@ TEST(Config, ClusterAddressAndPool) {
     EXPECT_EQ(Parse(std::string(kClusterOnly) + "address = fd00::3\nport = 7790\n").cluster->port,
               7790);
     EXPECT_TRUE(Parse(kClusterOnly).cluster->pool.empty());
-    ExpectError(std::string(kClusterOnly) + "address = vm3\n",
-                "^test\\.conf:5: 'address': .*vm3");
+    ExpectError(std::string(kClusterOnly) + "address = vm3\n", "^test\\.conf:5: 'address': .*vm3");
     ExpectError(std::string(kClusterOnly) + "pool = chorus_pool\n",
                 "^test\\.conf:5: 'pool' needs 'address'");
     ExpectError(std::string(kClusterOnly) + "address = 10.99.0.3\npool = my/vg\n",
