@@ -14,9 +14,9 @@ namespace {
 // How often a pass runs. Failover waits for the owner key to expire (the
 // lease TTL); a pass adds at most this much to it.
 constexpr auto kPassPeriod = std::chrono::milliseconds(250);
-// How often the pool is read when nothing changed in it (lvm commands cost
-// tens of milliseconds).
-constexpr auto kPoolPeriod = std::chrono::seconds(5);
+// How often the pool is read when chorusd changed nothing in it (an lvm
+// command costs tens of milliseconds of CPU, far more under emulation).
+constexpr auto kPoolPeriod = std::chrono::seconds(30);
 
 bool Holds(const VolumeSpec& spec, uint32_t node_id) {
     return std::find(spec.nodes.begin(), spec.nodes.end(), node_id) != spec.nodes.end();
@@ -125,11 +125,12 @@ void Reconciler::Pass(const SessionSnapshot& session) {
         bool pool_read = RefreshPool(false);
         EnsureListening();
         TendAll(session, view);
-        RemoveDeleted(view);
+        std::vector<VolumeInfo> attached = kernel_->List();
+        RemoveDeleted(view, attached);
         if (pool_read)
-            RemoveOrphanedDisks(view);
-        PublishStatus(session);
-        MaybeAllowArming(session);
+            RemoveOrphanedDisks(view, attached);
+        PublishStatus(session, attached);
+        MaybeAllowArming(session, attached);
     } catch (const NetlinkError& e) {
         kernel_.reset();  // reopened next pass: the module may have been reloaded
         throw;
@@ -142,7 +143,8 @@ void Reconciler::EnsureListening() {
     try {
         kernel_->Listen({cluster_.address, cluster_.port});
     } catch (const NetlinkError& e) {
-        if (e.errnum() != EEXIST && e.errnum() != EALREADY && e.errnum() != EADDRINUSE)
+        // EBUSY: a listener is up already (a restarted chorusd finds its own).
+        if (e.errnum() != EBUSY && e.errnum() != EEXIST && e.errnum() != EADDRINUSE)
             throw;
     }
     listening_ = true;
@@ -187,10 +189,10 @@ void Reconciler::TendAll(const SessionSnapshot& session, const ClusterView& view
 // detached and its replica removed: only if the kernel has it on this
 // node's pool under chorusd's name, never one attached by hand, never
 // while it is open, never while its spec is only unreadable.
-void Reconciler::RemoveDeleted(const ClusterView& view) {
+void Reconciler::RemoveDeleted(const ClusterView& view, const std::vector<VolumeInfo>& attached) {
     if (!pool_)
         return;
-    for (const VolumeInfo& kv : kernel_->List()) {
+    for (const VolumeInfo& kv : attached) {
         auto it = view.volumes.find(kv.name);
         if (it != view.volumes.end() && Holds(it->second.spec.value, cfg_.node_id))
             continue;
@@ -221,11 +223,12 @@ void Reconciler::RemoveDeleted(const ClusterView& view) {
 // Replicas left in the pool by a volume deleted while this chorusd was not
 // running: a chorus logical volume with a uuid tag, not attached, whose
 // volume is not in the store (or is another volume under the same name).
-void Reconciler::RemoveOrphanedDisks(const ClusterView& view) {
+void Reconciler::RemoveOrphanedDisks(const ClusterView& view,
+                                     const std::vector<VolumeInfo>& kernel_volumes) {
     if (!pool_)
         return;
     std::set<std::string> attached;
-    for (const VolumeInfo& kv : kernel_->List())
+    for (const VolumeInfo& kv : kernel_volumes)
         attached.insert(kv.name);
     for (const LogicalVolume& lv : pool_->List()) {
         if (lv.name.rfind("chorus-", 0) != 0)
@@ -273,13 +276,14 @@ bool Reconciler::RefreshPool(bool force) {
 
 // /chorus/status/<id>, bound to the session: what the pool has free (for
 // placement) and what the kernel says of each volume (for chorusctl).
-void Reconciler::PublishStatus(const SessionSnapshot& session) {
+void Reconciler::PublishStatus(const SessionSnapshot& session,
+                               const std::vector<VolumeInfo>& attached) {
     NodeStatus s;
     s.node_id = cfg_.node_id;
     if (pool_stats_)
         s.pool = PoolStatus{pool_stats_->vg, pool_stats_->size_bytes, pool_stats_->free_bytes};
     s.pool_error = pool_error_;
-    for (const VolumeInfo& v : kernel_->List())
+    for (const VolumeInfo& v : attached)
         s.volumes[v.name] = VolumeStatus(v);
     std::string value = EncodeNodeStatus(s);
     if (value == published_ && session.lease_id == published_lease_)
@@ -292,11 +296,12 @@ void Reconciler::PublishStatus(const SessionSnapshot& session) {
 // A session that must not arm the kernel (it could not adopt the kernel's
 // deadline) may once every volume the kernel owns is owned under it, at
 // the epoch of its owner key: no deadline can then extend a stale owner.
-void Reconciler::MaybeAllowArming(const SessionSnapshot& session) {
+void Reconciler::MaybeAllowArming(const SessionSnapshot& session,
+                                  const std::vector<VolumeInfo>& attached) {
     if (session.arms_kernel)
         return;
     ClusterView view = ReadClusterView(etcd_);
-    for (const VolumeInfo& kv : kernel_->List()) {
+    for (const VolumeInfo& kv : attached) {
         if (kv.role != CHORUS_ROLE_OWNER)
             continue;
         auto it = view.volumes.find(kv.name);

@@ -13,6 +13,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "chorusd/log.h"
 #include "chorusd/session_keeper.h"
@@ -52,11 +53,12 @@ private:
     void Run(std::stop_token stop);
     void Pass(const SessionSnapshot& session);
     void TendAll(const SessionSnapshot& session, const ClusterView& view);
-    void RemoveDeleted(const ClusterView& view);
-    void RemoveOrphanedDisks(const ClusterView& view);
+    // These take the kernel's volumes as listed after TendAll.
+    void RemoveDeleted(const ClusterView& view, const std::vector<VolumeInfo>& attached);
+    void RemoveOrphanedDisks(const ClusterView& view, const std::vector<VolumeInfo>& attached);
+    void PublishStatus(const SessionSnapshot& session, const std::vector<VolumeInfo>& attached);
+    void MaybeAllowArming(const SessionSnapshot& session, const std::vector<VolumeInfo>& attached);
     void EnsureListening();
-    void PublishStatus(const SessionSnapshot& session);
-    void MaybeAllowArming(const SessionSnapshot& session);
     // Reads the pool's size and free space if force or it is time; true if read.
     bool RefreshPool(bool force);
     VolumeClient* Kernel();

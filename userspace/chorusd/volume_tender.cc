@@ -42,10 +42,10 @@ VolumeInfo Attach(const TendContext& ctx, const VolumeSpec& spec) {
     if (ctx.pool == nullptr)
         throw Error("this node holds a replica but its config names no pool", ENODEV);
     ReplicaDisk disk = EnsureReplicaDisk(*ctx.pool, spec);
-    if (disk.created)
+    if (disk.created || disk.formatted)
         Log(ctx, Severity::kInfo, spec.name,
-            "made and formatted " + disk.path + " for " + std::to_string(spec.size_bytes) +
-                " bytes of data");
+            std::string(disk.created ? "made and " : "") + "formatted " + disk.path + " for " +
+                std::to_string(spec.size_bytes) + " bytes of data");
     VolumeCreateRequest req;
     req.name = spec.name;
     req.backing_path = disk.path;

@@ -10,13 +10,19 @@
 
 #include "lib/fd.h"
 #include "lib/meta.h"
+#include "lib/process.h"
 
 namespace chorus {
 
 namespace {
 
-// Formats the replica, or checks that its metadata is this volume's.
-void PrepareMetadata(const std::string& path, const VolumeSpec& spec) {
+// Formats the replica, or checks that its metadata is this volume's. The
+// logical volume carries this volume's tag, so it was made for it: metadata
+// of another volume on it is what a deleted logical volume left on the same
+// extents (lvcreate zeroes only the start; chorus metadata is at the end),
+// and is formatted over. Damaged metadata may be this replica's own and is
+// left for a person to look at.
+bool PrepareMetadata(const std::string& path, const VolumeSpec& spec) {
     Fd fd(::open(path.c_str(), O_RDWR | O_EXCL | O_CLOEXEC));
     if (!fd.valid())
         throw Error("cannot open " + path + ": " + std::strerror(errno), errno);
@@ -25,21 +31,17 @@ void PrepareMetadata(const std::string& path, const VolumeSpec& spec) {
     if (::ioctl(fd.get(), BLKGETSIZE64, &bytes) < 0 || ::ioctl(fd.get(), BLKSSZGET, &lbs) < 0)
         throw Error(path + ": not a block device: " + std::strerror(errno), errno);
     MetaRead m = ReadMeta(fd.get(), bytes);
-    if (m.state == MetaRead::State::kValid) {
-        if (m.super.volume_uuid != spec.uuid)
-            throw Error(path + " holds chorus metadata of volume " +
-                            FormatUuid(m.super.volume_uuid) + ", not of " + spec.name + " (" +
-                            FormatUuid(spec.uuid) + "): left alone",
-                        EEXIST);
-        return;
-    }
+    if (m.state == MetaRead::State::kValid && m.super.volume_uuid == spec.uuid)
+        return false;
     if (m.state == MetaRead::State::kCorrupt)
         throw Error(path + ": damaged chorus metadata (" + m.Problems() + "): left alone", EIO);
     FormatOptions o;
     o.size = spec.size_bytes;
     o.block_size = 4096;
     o.uuid = spec.uuid;
+    o.force = true;  // only stale metadata of another volume can be there
     FormatDevice(fd.get(), bytes, static_cast<uint32_t>(lbs), o);
+    return true;
 }
 
 }  // namespace
@@ -60,7 +62,7 @@ ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec) {
     struct stat st;
     if (stat(lv->path.c_str(), &st) != 0)
         pool.Activate(name);  // a boot with nothing activating LVM
-    PrepareMetadata(lv->path, spec);
+    disk.formatted = PrepareMetadata(lv->path, spec);
     disk.path = lv->path;
     return disk;
 }
@@ -71,6 +73,10 @@ bool RemoveReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid&
         return true;
     if (!lv->HasTag(ReplicaLvTag(uuid)))
         return false;
+    // A deleted volume's data must not show through a later one made on the
+    // same extents: discard it (zeroes on devices that zero discarded
+    // blocks; best effort, as not every device discards).
+    RunProcess({"blkdiscard", "--force", lv->path}, std::chrono::minutes(10));
     pool.Remove(lv->name);
     return true;
 }

@@ -12,20 +12,21 @@
 namespace chorus {
 
 struct ReplicaDisk {
-    std::string path;      // the block device to attach
-    bool created = false;  // made (and formatted) just now
+    std::string path;        // the block device to attach
+    bool created = false;    // made just now
+    bool formatted = false;  // formatted just now
 };
 
 // Finds or makes the replica of spec in pool and makes sure it carries
-// chorus metadata of this volume: a logical volume found unformatted (made
-// by an attempt that stopped before formatting) is formatted; one that
-// belongs to another volume (another uuid tag or other metadata) is never
-// touched: that throws. Call only while the kernel does not have it
+// chorus metadata of this volume: one without it (made by an attempt that
+// stopped before formatting, or holding what a deleted logical volume left
+// on the same extents) is formatted; one tagged for another volume, or with
+// damaged metadata, is never touched: that throws. Call only while the kernel does not have it
 // attached. Throws LvmError or chorus::Error naming what is wrong.
 ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec);
 
-// Removes the replica of the volume named name with this uuid, if there is
-// one; a logical volume of that name with another uuid tag is left alone
+// Discards and removes the replica of the volume named name with this uuid,
+// if there is one; a logical volume of that name with another uuid tag is left alone
 // (and false returned). Throws LvmError.
 bool RemoveReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid& uuid);
 
