@@ -81,15 +81,6 @@ static int cl_node_up(FIXTURE_DATA(cluster) *self, int vm)
 	return rl_on(vm, "%s up %d 3 " TTL, self->node, vm);
 }
 
-static int lines_of(const char *path)
-{
-	char out[64];
-
-	if (run_quiet(out, sizeof(out), "wc -l < %s", path))
-		return -1;
-	return atoi(out);
-}
-
 /* Starts the writer on @vm; it runs until killed or its VM dies. */
 static void __start_writer(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self,
 			   int vm, int min_acked)

@@ -99,16 +99,6 @@ static void __kill_owner_promote_replica(struct __test_metadata *_metadata,
 }
 #define kill_owner_promote_replica() __kill_owner_promote_replica(_metadata, self)
 
-/* Lines of a file, -1 if it cannot be read. */
-static int lines_of(const char *path)
-{
-	char out[64];
-
-	if (run_quiet(out, sizeof(out), "wc -l < %s", path))
-		return -1;
-	return atoi(out);
-}
-
 /*
  * ext4 under a file workload that fsyncs and renames; the owner's VM is
  * killed mid-run. On the promoted replica the mount replays the journal,

@@ -5,41 +5,31 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/store_value.h"
+
 namespace chorus {
 
-namespace {
-
-constexpr int kVersion = 1;
-constexpr uint32_t kMaxNodeId = 32;
-
-using Json = nlohmann::json;
-using R = EtcdCompare::Result;
-
-// Parses value as a JSON object of a version this chorus knows.
-Json ParseVersioned(const std::string& key, std::string_view value) {
-    Json j = Json::parse(value, nullptr, false);
+nlohmann::json ParseVersioned(const std::string& key, std::string_view value) {
+    nlohmann::json j = nlohmann::json::parse(value, nullptr, false);
     if (j.is_discarded() || !j.is_object())
         throw StoreValueError(key, "not a JSON object");
     auto v = j.find("version");
     if (v == j.end() || !v->is_number_integer())
         throw StoreValueError(key, "no integer 'version'");
-    if (v->get<int64_t>() != kVersion)
-        throw StoreValueError(key, "version " + v->dump() + " is not " + std::to_string(kVersion) +
+    if (v->get<int64_t>() != kStoreValueVersion)
+        throw StoreValueError(key, "version " + v->dump() + " is not " +
+                                       std::to_string(kStoreValueVersion) +
                                        " (written by a newer or older chorus?)");
     return j;
 }
 
-template <typename T>
-T Field(const std::string& key, const Json& j, const char* name) {
-    auto it = j.find(name);
-    if (it == j.end())
-        throw StoreValueError(key, std::string("no '") + name + "'");
-    try {
-        return it->get<T>();
-    } catch (const Json::exception&) {
-        throw StoreValueError(key, std::string("'") + name + "' has the wrong type: " + it->dump());
-    }
-}
+namespace {
+
+constexpr int kVersion = kStoreValueVersion;
+constexpr uint32_t kMaxNodeId = 32;
+
+using Json = nlohmann::json;
+using R = EtcdCompare::Result;
 
 // Node ids 1..32, each once.
 std::vector<uint32_t> NodeList(const std::string& key, const Json& j, const char* name) {

@@ -2,31 +2,21 @@
 
 #include <algorithm>
 
+#include "lib/store_value.h"
+
 namespace chorus {
 
 namespace {
 
 using Json = nlohmann::json;
 
-constexpr int kVersion = 1;
-
-Json Versioned(const EtcdKeyValue& kv) {
-    Json j = Json::parse(kv.value, nullptr, false);
-    if (j.is_discarded() || !j.is_object())
-        throw StoreValueError(kv.key, "not a JSON object");
-    if (j.value("version", Json()) != kVersion)
-        throw StoreValueError(kv.key, "version " + j.value("version", Json()).dump() + " is not " +
-                                          std::to_string(kVersion));
-    return j;
+nlohmann::json Versioned(const EtcdKeyValue& kv) {
+    return ParseVersioned(kv.key, kv.value);
 }
 
 template <typename T>
-T Get(const EtcdKeyValue& kv, const Json& j, const char* name) {
-    try {
-        return j.at(name).get<T>();
-    } catch (const Json::exception&) {
-        throw StoreValueError(kv.key, std::string("no '") + name + "' of the right type");
-    }
+T Get(const EtcdKeyValue& kv, const nlohmann::json& j, const char* name) {
+    return Field<T>(kv.key, j, name);
 }
 
 // The id at the end of /chorus/<kind>/<id>, checked against the value's.
@@ -85,7 +75,8 @@ NodeStatus DecodeNodeStatus(const EtcdKeyValue& kv) {
 }
 
 std::string EncodeNodeStatus(const NodeStatus& status) {
-    Json j{{"version", kVersion}, {"node_id", status.node_id}, {"volumes", status.volumes}};
+    Json j{
+        {"version", kStoreValueVersion}, {"node_id", status.node_id}, {"volumes", status.volumes}};
     if (status.pool)
         j["pool"] = {{"vg", status.pool->vg},
                      {"size_bytes", status.pool->size_bytes},

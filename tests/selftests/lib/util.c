@@ -879,3 +879,12 @@ int wait_child(pid_t pid, int timeout_ms)
 	} while (now_ms() < end);
 	return -1;
 }
+
+int lines_of(const char *path)
+{
+	char out[64];
+
+	if (run_quiet(out, sizeof(out), "wc -l < %s", path))
+		return -1;
+	return atoi(out);
+}

@@ -91,6 +91,8 @@ void *abuf(size_t len);
 bool wait_path(const char *path, bool exists, int timeout_ms);
 /* Waits up to timeout_ms for child pid: its exit status (128 if killed), or -1 if still running. */
 int wait_child(pid_t pid, int timeout_ms);
+/* Lines of a file (wc -l), -1 if it cannot be read. */
+int lines_of(const char *path);
 
 /*
  * Kernel log. kmsg_mark() writes a unique marker line into VM vm's kernel
