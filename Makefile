@@ -14,7 +14,7 @@ DESTDIR ?=
 
 .DEFAULT_GOAL := all
 .PHONY: help all deps module userspace selftests lint lint-kernel lint-cpp \
-	unit vmtest check check-debug debug-kernel module-debug demo bench failover-bench install clean
+	unit vmtest check check-debug check-cluster-rdma debug-kernel module-debug demo bench failover-bench install clean
 
 help:
 	@echo 'chorus - targets'
@@ -33,6 +33,8 @@ help:
 	@echo '  make vmtest     run the VM tests (tests/selftests/run; FILTER=name)'
 	@echo '  make bench      fio: chorus vs bare disk, DRBD and nvmet in 2 VMs'
 	@echo '                  -> Documentation/benchmarks.md (BENCH_ARGS=--targets ...)'
+	@echo '  make check-cluster-rdma  the cluster suite with its volumes over RDMA (soft-RoCE;'
+	@echo '                  make check runs it over TCP)'
 	@echo '  make failover-bench  owner VM killed 20 times in a 3-VM cluster: time to the'
 	@echo '                  first write on the new owner (FAILOVER_ARGS=--kills N --ttl S)'
 	@echo '  make install    install module, chorusctl, chorusd, udev rule, systemd unit'
@@ -112,6 +114,9 @@ demo: deps
 
 bench: all
 	$(ROOT)/tools/bench/run $(BENCH_ARGS)
+
+check-cluster-rdma: all
+	CHORUS_CLUSTER_TRANSPORT=rdma $(ROOT)/tests/selftests/run --filter cluster
 
 failover-bench: all
 	$(ROOT)/tools/bench/failover $(FAILOVER_ARGS)

@@ -136,7 +136,9 @@ static const char *chorus_connect_error(const struct chorus_transport_ops *ops,
  * @peer_owner: set to whether the peer said it is the owner
  * @peer_epoch: set to the epoch it said
  *
- * Context: the session's connect work, session_mutex held.
+ * Context: the session's connect work, session_mutex not held: it only
+ * reads what is fixed when the peer is added, and the volume's role and
+ * epoch with READ_ONCE (the connect work drops a dial that spans a change).
  * Return: NULL, or why the session could not be made.
  */
 const char *chorus_peer_dial(struct chorus_peer *peer,
@@ -151,7 +153,6 @@ const char *chorus_peer_dial(struct chorus_peer *peer,
 	u32 i, status;
 	int ret;
 
-	lockdep_assert_held(&peer->session_mutex);
 	for (i = 0; i < peer->nr_conns && !why; i++) {
 		conns[i] = chorus_conn_alloc(ops);
 		if (!conns[i])

@@ -494,14 +494,8 @@ enum blk_eh_timer_return chorus_repl_timeout(struct request *rq)
 	return BLK_EH_RESET_TIMER;
 }
 
-/**
- * chorus_repl_held_complete() - complete every part a peer holds
- * @peer: a peer just taken out of the write set, its bitmap marked and
- *	written for every held write
- *
- * Context: process context.
- */
-void chorus_repl_held_complete(struct chorus_peer *peer)
+/* End every part @peer holds; with @status set unless it is BLK_STS_OK. */
+static void chorus_repl_held_end(struct chorus_peer *peer, blk_status_t status)
 {
 	struct request *rq;
 	unsigned long idx;
@@ -513,8 +507,54 @@ void chorus_repl_held_complete(struct chorus_peer *peer)
 		else
 			xa_erase(&peer->inflight, idx);
 		spin_unlock_irq(&peer->lock);
-		if (rq)
-			chorus_rq_put(rq);
+		if (!rq)
+			continue;
+		if (status != BLK_STS_OK)
+			WRITE_ONCE(((struct chorus_rq *)blk_mq_rq_to_pdu(rq))->status,
+				   status);
+		chorus_rq_put(rq);
+	}
+}
+
+/**
+ * chorus_repl_held_complete() - complete every part a peer holds
+ * @peer: a peer just taken out of the write set, its bitmap marked and
+ *	written for every held write
+ *
+ * Context: process context.
+ */
+void chorus_repl_held_complete(struct chorus_peer *peer)
+{
+	chorus_repl_held_end(peer, BLK_STS_OK);
+}
+
+/*
+ * An owner steps down: what it holds for a peer it cannot reach would never
+ * drain, and no ack for it can come at this epoch, so those writes fail. No
+ * application saw them acknowledged; where they reached this node's disk,
+ * the new owner's resync of the activity log it was shipped overwrites them
+ * (Documentation/cluster.md, "Stepping down"). Parts for a connected peer
+ * are left to drain. Context: conf_lock held.
+ */
+static void chorus_repl_fail_unreachable(struct chorus_volume *vol)
+{
+	struct chorus_peer *peer;
+	bool connected;
+	int i;
+
+	lockdep_assert_held(&vol->repl.conf_lock);
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		peer = vol->repl.peers[i];
+		if (!peer || xa_empty(&peer->inflight))
+			continue;
+		spin_lock_irq(&peer->lock);
+		connected = peer->conn_state == CHORUS_CONN_CONNECTED;
+		spin_unlock_irq(&peer->lock);
+		if (connected)
+			continue;
+		pr_warn("%s: stepping down: writes held for unreachable peer %u fail\n",
+			vol->name, peer->node_id);
+		chorus_repl_held_end(peer, BLK_STS_IOERR);
 	}
 }
 
@@ -580,11 +620,15 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 		return -ESTALE;
 	}
 	/*
-	 * A node that gives up ownership fails what an expired lease holds:
-	 * the freeze below would wait for it forever.
+	 * A node that gives up ownership fails what an expired lease holds,
+	 * and what waits for a peer it cannot reach: the freeze below would
+	 * wait for them forever.
 	 */
-	if (role != CHORUS_ROLE_OWNER)
+	if (role != CHORUS_ROLE_OWNER) {
 		chorus_dev_release_held(vol, true);
+		if (repl->role == CHORUS_ROLE_OWNER)
+			chorus_repl_fail_unreachable(vol);
+	}
 	ret = chorus_dev_freeze(vol, extack);
 	if (ret)
 		return ret;

@@ -146,6 +146,10 @@ enum chorus_job {
  *	@session_mutex
  * @dialler: this node dials (lower node id)
  * @backoff_ms: next reconnect delay, under @session_mutex
+ * @dial_gen: bumped by every teardown and every chorus_peer_connect() (a
+ *	role or epoch change does both, before and after changing them), under
+ *	@session_mutex; the connect work dials without @session_mutex and
+ *	drops a dial during which it changed
  * @fail_gen: generation that chorus_peer_fail() asked to tear down, under
  *	@lock
  * @last_rx: jiffies of the last message received; WRITE_ONCE by the
@@ -227,6 +231,7 @@ struct chorus_peer {
 	bool want_connect;
 	bool dialler;
 	unsigned int backoff_ms;
+	u32 dial_gen;
 	u32 fail_gen;
 	unsigned long last_rx;
 	struct delayed_work connect_work;

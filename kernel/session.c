@@ -240,6 +240,7 @@ void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason)
 	u32 i;
 
 	lockdep_assert_held(&peer->session_mutex);
+	peer->dial_gen++;
 	chorus_peer_free_pending(peer);
 	if (!had_session)
 		return;
@@ -472,9 +473,55 @@ static void chorus_peer_probe_workfn(struct work_struct *work)
 	chorus_peer_fail(peer, gen, "switching to RDMA");
 }
 
+/* Free the connections of a dial that did not become a session. */
+static void chorus_peer_dial_free(struct chorus_peer *peer,
+				  struct chorus_conn **conns)
+{
+	u32 i;
+
+	for (i = 0; i < peer->nr_conns; i++) {
+		chorus_conn_free(conns[i]);
+		conns[i] = NULL;
+	}
+}
+
+/*
+ * Dial over @ops, and over TCP if that was RDMA, it failed and the peer may
+ * fall back. Context: the connect work, session_mutex not held.
+ */
+static const char *chorus_peer_dial_paths(struct chorus_peer *peer,
+					  const struct chorus_transport_ops **ops,
+					  struct chorus_conn **conns,
+					  bool *peer_owner, u64 *peer_epoch)
+{
+	const char *why;
+
+	why = chorus_peer_dial(peer, *ops, conns, peer_owner, peer_epoch);
+	if (!why || (*ops)->transport != CHORUS_TRANSPORT_RDMA ||
+	    peer->transport != CHORUS_TRANSPORT_RDMA_TCP)
+		return why;
+
+	chorus_peer_dial_free(peer, conns);
+	chorus_peer_path_failed(peer, *ops, why);
+	pr_info_ratelimited("%s: peer %u: %s; falling back to TCP\n",
+			    peer->vol->name, peer->node_id, why);
+	mutex_lock(&peer->session_mutex);
+	peer->rdma_retry_at = jiffies + msecs_to_jiffies(peer->probe_ms);
+	mutex_unlock(&peer->session_mutex);
+	*ops = chorus_transport(CHORUS_TRANSPORT_TCP);
+	return chorus_peer_dial(peer, *ops, conns, peer_owner, peer_epoch);
+}
+
 /*
  * Dial a session: over RDMA first when the peer may use it, then over TCP
  * if RDMA failed and the peer may fall back.
+ *
+ * The dial itself (connects and handshakes, up to CHORUS_HANDSHAKE_TIMEOUT_MS
+ * each) runs without session_mutex: a peer that is gone must not stall a
+ * role change or WRITESET_REMOVE for the caller's node, which is what the
+ * daemon sends when that peer is found gone. A dial that spans a teardown
+ * (a role or epoch change) handshook with what is no longer true: it is
+ * dropped and dialled again.
  */
 static void chorus_peer_connect_workfn(struct work_struct *work)
 {
@@ -485,32 +532,32 @@ static void chorus_peer_connect_workfn(struct work_struct *work)
 	bool peer_owner = false;
 	u64 peer_epoch = 0;
 	const char *why;
-	u32 i;
+	u32 dial_gen;
 
 	mutex_lock(&peer->session_mutex);
-	if (!peer->want_connect || peer->conns[0])
-		goto unlock;
-
-	ops = chorus_peer_dial_ops(peer);
-	why = chorus_peer_dial(peer, ops, conns, &peer_owner, &peer_epoch);
-	if (why && ops->transport == CHORUS_TRANSPORT_RDMA &&
-	    peer->transport == CHORUS_TRANSPORT_RDMA_TCP) {
-		for (i = 0; i < peer->nr_conns; i++) {
-			chorus_conn_free(conns[i]);
-			conns[i] = NULL;
-		}
-		chorus_peer_path_failed(peer, ops, why);
-		pr_info_ratelimited("%s: peer %u: %s; falling back to TCP\n",
-				    peer->vol->name, peer->node_id, why);
-		peer->rdma_retry_at = jiffies + msecs_to_jiffies(peer->probe_ms);
-		ops = chorus_transport(CHORUS_TRANSPORT_TCP);
-		why = chorus_peer_dial(peer, ops, conns, &peer_owner,
-				       &peer_epoch);
+	if (!peer->want_connect || peer->conns[0]) {
+		mutex_unlock(&peer->session_mutex);
+		return;
 	}
+	ops = chorus_peer_dial_ops(peer);
+	dial_gen = peer->dial_gen;
+	mutex_unlock(&peer->session_mutex);
 
+	why = chorus_peer_dial_paths(peer, &ops, conns, &peer_owner,
+				     &peer_epoch);
+
+	mutex_lock(&peer->session_mutex);
+	if (!peer->want_connect || peer->conns[0]) {
+		chorus_peer_dial_free(peer, conns);
+		goto unlock;
+	}
+	if (!why && peer->dial_gen != dial_gen) {
+		chorus_peer_dial_free(peer, conns);
+		chorus_peer_schedule_dial(peer, 0);
+		goto unlock;
+	}
 	if (why) {
-		for (i = 0; i < peer->nr_conns; i++)
-			chorus_conn_free(conns[i]);
+		chorus_peer_dial_free(peer, conns);
 		chorus_peer_path_failed(peer, ops, why);
 		pr_info_ratelimited("%s: peer %u: %s\n", peer->vol->name,
 				    peer->node_id, why);
@@ -538,6 +585,8 @@ void chorus_peer_connect(struct chorus_peer *peer)
 {
 	mutex_lock(&peer->session_mutex);
 	peer->want_connect = true;
+	/* A role change ends with this: a dial begun before it is stale. */
+	peer->dial_gen++;
 	if (!peer->conns[0]) {
 		if (peer->conn_state == CHORUS_CONN_DISCONNECTED)
 			chorus_peer_set_state(peer, CHORUS_CONN_CONNECTING, NULL);

@@ -8,8 +8,10 @@
 write   writes 4 KiB blocks with O_DIRECT|O_DSYNC to the first N blocks of
         DEV, in a shuffled order over and over, each block stamped with
         its index and a sequence number; after each write returns it
-        appends "INDEX SEQ" to LOG (put LOG where it outlives the machine
-        that writes). Runs S seconds, or until killed (a crash).
+        appends "INDEX SEQ TIME" to LOG (TIME: this machine's clock, in
+        seconds since the epoch, when the write was acknowledged; put LOG
+        where it outlives the machine that writes). Runs S seconds, or
+        until killed (a crash).
 verify  reads every block LOG names and checks that it holds the last
         acknowledged write to it or a later one (a write in flight at the
         crash may have landed), never an older one or garbage. Prints a
@@ -55,7 +57,7 @@ def write(args):
             seq += 1
             buf[:] = block_bytes(index, seq)
             os.pwrite(fd, buf, index * BLOCK)
-            os.write(log, b"%d %d\n" % (index, seq))
+            os.write(log, b"%d %d %.6f\n" % (index, seq, time.time()))
             if time.monotonic() >= end:
                 break
     print("wrote %d blocks" % seq)
@@ -66,7 +68,7 @@ def verify(args):
     with open(args.log) as f:
         for line in f:
             parts = line.split()
-            if len(parts) != 2:
+            if len(parts) != 3:
                 continue  # a line cut by the crash: never acknowledged in full
             index, seq = int(parts[0]), int(parts[1])
             acked[index] = max(seq, acked.get(index, 0))

@@ -23,7 +23,8 @@ SessionKeeper::SessionKeeper(const Config& cfg, const Logger& log)
     : cluster_(*cfg.cluster),
       node_id_(cfg.node_id),
       log_(log),
-      etcd_(DaemonEtcdOptions(*cfg.cluster, log)) {}
+      etcd_(DaemonEtcdOptions(*cfg.cluster, log)),
+      deadlines_(log) {}
 
 SessionKeeper::~SessionKeeper() {
     if (thread_.joinable()) {
@@ -101,18 +102,6 @@ bool SessionKeeper::StartSession(std::stop_token stop, bool after_loss) {
     }
 }
 
-void SessionKeeper::GiveDeadline(uint64_t deadline_ns) {
-    VolumeClient* kernel = Kernel();
-    if (kernel == nullptr)
-        return;
-    try {
-        kernel->LeaseSet(deadline_ns);
-    } catch (const Error& e) {
-        log_.Error(std::string("cannot give the kernel its lease deadline: ") + e.what());
-        kernel_.reset();  // reopened next time (the module may have been reloaded)
-    }
-}
-
 std::optional<SessionSnapshot> SessionKeeper::Current() const {
     std::lock_guard lock(snapshot_mutex_);
     return snapshot_;
@@ -145,7 +134,7 @@ void SessionKeeper::Run(std::stop_token stop) {
     for (;;) {
         std::optional<uint64_t> deadline = session_->KeepAlive();
         if (deadline && session_->arms_kernel())
-            GiveDeadline(*deadline);
+            deadlines_.Post(*deadline);
         Publish();
         if (session_->lost() && !StartSession(stop, true))
             return;

@@ -1,6 +1,7 @@
 // chorusd's cluster session, kept alive in a thread of its own: starts (or
-// adopts) the session, renews it every keepalive period and gives the kernel
-// the lease deadline each renewal earns (Documentation/cluster.md, "Timing").
+// adopts) the session, renews it every keepalive period and posts the lease
+// deadline each renewal earns to the DeadlineGiver, which hands it to the
+// kernel (Documentation/cluster.md, "Timing").
 #ifndef CHORUS_CHORUSD_SESSION_KEEPER_H_
 #define CHORUS_CHORUSD_SESSION_KEEPER_H_
 
@@ -11,6 +12,7 @@
 #include <stop_token>
 #include <thread>
 
+#include "chorusd/deadline_giver.h"
 #include "chorusd/log.h"
 #include "lib/cluster_session.h"
 #include "lib/config.h"
@@ -53,7 +55,6 @@ private:
     bool StartSession(std::stop_token stop, bool after_loss);
     // Whether a new session may give the kernel deadlines.
     bool KernelLeaseIsOurs();
-    void GiveDeadline(uint64_t deadline_ns);
     // Waits for the period or a stop; false if stopped.
     bool Sleep(std::stop_token stop, std::chrono::milliseconds period);
     VolumeClient* Kernel();
@@ -63,8 +64,9 @@ private:
     const Logger& log_;
     EtcdClient etcd_;
     std::unique_ptr<ClusterSession> session_;
-    std::optional<VolumeClient> kernel_;
+    std::optional<VolumeClient> kernel_;  // for KernelLeaseIsOurs()
     bool module_missing_logged_ = false;
+    DeadlineGiver deadlines_;
     void Publish();
 
     mutable std::mutex snapshot_mutex_;
