@@ -44,28 +44,18 @@ bool SessionKeeper::Sleep(std::stop_token stop, std::chrono::milliseconds period
     return !stop.stop_requested();
 }
 
-VolumeClient* SessionKeeper::Kernel() {
-    if (kernel_)
-        return &*kernel_;
-    try {
-        kernel_.emplace(GenlSocket::Open());
-        module_missing_logged_ = false;
-    } catch (const ModuleNotLoadedError& e) {
-        if (!module_missing_logged_)
-            log_.Warn(std::string("no lease deadline for the kernel: ") + e.what());
-        module_missing_logged_ = true;
-        return nullptr;
-    }
-    return &*kernel_;
-}
-
 // A session that does not adopt the last one may arm the kernel only if the
 // kernel has no deadline yet: a deadline there came from a session that is
 // gone, and what this node owned under it may be another's by now.
+// Asked once per session start: a socket of its own, closed again (the
+// DeadlineGiver keeps the long-lived one).
 bool SessionKeeper::KernelLeaseIsOurs() {
-    VolumeClient* kernel = Kernel();
-    if (kernel == nullptr)
+    std::optional<VolumeClient> kernel;
+    try {
+        kernel.emplace(GenlSocket::Open());
+    } catch (const ModuleNotLoadedError&) {
         return true;  // nothing to arm; a module loaded later starts disarmed
+    }
     LeaseInfo lease = kernel->LeaseGet();
     if (lease.state == CHORUS_LEASE_DISARMED)
         return true;

@@ -57,15 +57,12 @@ private:
     bool KernelLeaseIsOurs();
     // Waits for the period or a stop; false if stopped.
     bool Sleep(std::stop_token stop, std::chrono::milliseconds period);
-    VolumeClient* Kernel();
 
     const ClusterConfig& cluster_;
     uint32_t node_id_;
     const Logger& log_;
     EtcdClient etcd_;
     std::unique_ptr<ClusterSession> session_;
-    std::optional<VolumeClient> kernel_;  // for KernelLeaseIsOurs()
-    bool module_missing_logged_ = false;
     DeadlineGiver deadlines_;
     void Publish();
 
