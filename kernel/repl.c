@@ -269,7 +269,7 @@ void chorus_repl_send_rq(struct chorus_peer *peer, struct request *rq, u32 gen)
 	atomic64_add(data.len, &peer->stats.bytes_sent);
 }
 
-/* Complete a request that could not start, with @status. */
+/* Drop a part of @rq that failed, with @status for the whole request. */
 static void chorus_repl_fail(struct request *rq, blk_status_t status)
 {
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
@@ -510,9 +510,9 @@ static void chorus_repl_held_end(struct chorus_peer *peer, blk_status_t status)
 		if (!rq)
 			continue;
 		if (status != BLK_STS_OK)
-			WRITE_ONCE(((struct chorus_rq *)blk_mq_rq_to_pdu(rq))->status,
-				   status);
-		chorus_rq_put(rq);
+			chorus_repl_fail(rq, status);
+		else
+			chorus_rq_put(rq);
 	}
 }
 
