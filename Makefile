@@ -14,7 +14,7 @@ DESTDIR ?=
 
 .DEFAULT_GOAL := all
 .PHONY: help all deps module userspace selftests lint lint-kernel lint-cpp \
-	unit vmtest check check-debug check-cluster-rdma debug-kernel module-debug demo bench failover-bench install clean
+	unit vmtest check check-debug check-all-variants check-cluster-rdma debug-kernel module-debug demo bench failover-bench install clean
 
 help:
 	@echo 'chorus - targets'
@@ -33,6 +33,8 @@ help:
 	@echo '  make vmtest     run the VM tests (tests/selftests/run; FILTER=name)'
 	@echo '  make bench      fio: chorus vs bare disk, DRBD and nvmet in 2 VMs'
 	@echo '                  -> Documentation/benchmarks.md (BENCH_ARGS=--targets ...)'
+	@echo '  make check-all-variants  the VM tests with every case in every variant (make'
+	@echo '                  check runs a variant only where it changes the case; FILTER=name)'
 	@echo '  make check-cluster-rdma  the cluster suite with its volumes over RDMA (soft-RoCE;'
 	@echo '                  make check runs it over TCP)'
 	@echo '  make failover-bench  owner VM killed 20 times in a 3-VM cluster: time to the'
@@ -114,6 +116,9 @@ demo: deps
 
 bench: all
 	$(ROOT)/tools/bench/run $(BENCH_ARGS)
+
+check-all-variants: all
+	CHORUS_SELFTEST_ALL_VARIANTS=1 $(ROOT)/tests/selftests/run --no-build $(if $(FILTER),--filter $(FILTER))
 
 check-cluster-rdma: all
 	CHORUS_CLUSTER_TRANSPORT=rdma $(ROOT)/tests/selftests/run --filter cluster

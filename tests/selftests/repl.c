@@ -46,6 +46,16 @@ FIXTURE_VARIANT(repl) {
 	 * removal) and are dialled again, still over RDMA.
 	 */
 	const char *relink;
+	/*
+	 * The cases make check runs in this variant (NULL: all; see
+	 * chorus_in_check_lane()). Over RDMA, those whose path through the
+	 * transport differs: the data path, resync, a lost link, a killed
+	 * peer, device removal, RDMA framing. Overlapping writes are ordered
+	 * above the transport (the interval tree), verify travels like
+	 * resync, fencing and the activity log are decided in the replication
+	 * layer whatever carried the message.
+	 */
+	const char *check_cases;
 };
 
 FIXTURE_VARIANT_ADD(repl, tcp) {
@@ -60,6 +70,10 @@ FIXTURE_VARIANT_ADD(repl, rdma) {
 	.acceptor = "rdma+tcp",
 	.active = "rdma",
 	.relink = "; rdma link delete rxe0; rdma link add rxe0 type rxe netdev eth0",
+	.check_cases = "fio_verify_identical full_sync_of_new_replica "
+		       "peer_lost_holds_then_resyncs_dirty_regions "
+		       "peer_vm_killed_holds_then_resyncs_dirty_regions "
+		       "link_flap_and_netem_under_fio malformed_messages_close_the_connection",
 };
 
 #define peer_run(...) lab_run(PEER, __VA_ARGS__)
@@ -137,6 +151,7 @@ FIXTURE_SETUP(repl)
 {
 	const char *count = getenv("CHORUS_VM_COUNT");
 
+	CHORUS_CHECK_LANE(variant->check_cases);
 	env_setup(_metadata, &self->env, false);
 	snprintf(self->ctl, sizeof(self->ctl), "%s/build/bin/chorusctl", chorus_src());
 	snprintf(self->inject, sizeof(self->inject), "%s/tests/selftests/wire_inject.py",
@@ -224,14 +239,6 @@ TEST_F_TIMEOUT(repl, fio_verify_identical, 300)
 /* Overlapping writes from 8 threads to one 64 KiB range stay in order. */
 TEST_F_TIMEOUT(repl, overlapping_writes_identical, 300)
 {
-	/*
-	 * The order of overlapping writes is kept above the transport (the
-	 * interval tree holds a write until the one it overlaps completed on
-	 * every replica), so RDMA would run the same code: make check's
-	 * budget runs it once. fio_verify_identical covers RDMA's data path.
-	 */
-	if (!strcmp(variant->active, "rdma"))
-		SKIP(return, "transport-independent: runs over TCP");
 	start("none", true);
 	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=8 --numjobs=8 "
 			 "--offset=1M --size=64k --io_size=4M --randrepeat=0 >/dev/null"));
@@ -437,7 +444,8 @@ TEST_F_TIMEOUT(repl, owner_lost_activity_log_resynced, 300)
 	 * forever (ib_cm: "cm_destroy_id_wait_timeout ... state 11"), holding
 	 * the peer's session mutex. A RoCE NIC completes the MAD. The RDMA
 	 * owner crash is covered by owner_crash_new_owner_resyncs_activity_log
-	 * (the VM is killed, no link cut). Documentation/rdma.rst.
+	 * (the VM is killed, no link cut; make check-all-variants runs it over
+	 * RDMA). Documentation/rdma.rst.
 	 */
 	if (!strcmp(variant->active, "rdma"))
 		SKIP(return, "soft-RoCE: a DREQ sent on a down link never completes");
@@ -623,12 +631,6 @@ TEST_F_TIMEOUT(repl, malformed_messages_close_the_connection, 300)
 /* Online verify reports a region that differs, and only that one. */
 TEST_F_TIMEOUT(repl, verify_reports_mismatch, 300)
 {
-	/*
-	 * VERIFY_REQ/REPLY travel like RESYNC_REQ/ACK, which
-	 * full_sync_of_new_replica runs over RDMA: once is enough here.
-	 */
-	if (!strcmp(variant->active, "rdma"))
-		SKIP(return, "transport-independent: runs over TCP");
 	start("none", true);
 	ASSERT_EQ(0, run(FIO "--rw=write --bs=1M --size=8M >/dev/null"));
 	ASSERT_EQ(0, run("%s volume verify " VOL " 2 >/dev/null", self->ctl));

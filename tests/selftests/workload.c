@@ -49,10 +49,21 @@ FIXTURE_VARIANT(workload) {
 	 * Documentation/admin-guide.md ("Exporting") warns about it.
 	 */
 	const char *blk_args;
+	/*
+	 * The cases make check runs in this variant (NULL: all). Local is the
+	 * tcp variant without its replica: it runs the block-layer shapes. Over
+	 * RDMA, the cases whose bios differ (page-cache flushes, odd shapes,
+	 * memory pressure while registering pages); the file-system cases
+	 * send what fsync_storm sends. Through NVMe/TCP, one journalling file
+	 * system: nvmet turns XFS's log writes into the same FUA and flush
+	 * bios as ext4's journal (and dm does not stack there).
+	 */
+	const char *check_cases;
 };
 
 FIXTURE_VARIANT_ADD(workload, local) {
 	.replicas = 1,
+	.check_cases = "block_layer",
 };
 
 FIXTURE_VARIANT_ADD(workload, tcp) {
@@ -63,12 +74,15 @@ FIXTURE_VARIANT_ADD(workload, tcp) {
 FIXTURE_VARIANT_ADD(workload, rdma) {
 	.replicas = 2,
 	.transport = "rdma",
+	.check_cases = "fsync_storm writeback_under_memory_pressure block_layer",
 };
 
 FIXTURE_VARIANT_ADD(workload, nvmf) {
 	.replicas = 1,
 	.nvmf = true,
 	.blk_args = "--zeroout-max-mb 32",
+	.check_cases = "fsync_storm ext4_fsync_rename writeback_under_memory_pressure "
+		       "block_layer",
 };
 
 /* Run on the VM of the workload. */
@@ -110,6 +124,7 @@ FIXTURE_SETUP(workload)
 {
 	const char *count = getenv("CHORUS_VM_COUNT");
 
+	CHORUS_CHECK_LANE(variant->check_cases);
 	env_setup(_metadata, &self->env, false);
 	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 1)
 		TH_LOG("needs a lab of 2 VMs and to run on vm1");

@@ -114,6 +114,73 @@ static inline void env_on_cleanup(struct chorus_env *env, bool before_destroy,
 	}
 }
 
+/*
+ * The tasks blocked in every lab VM (sysrq w), into the test's output: when
+ * a case ended by its timeout left chorus behind, this is what it was
+ * waiting for.
+ */
+static inline void chorus_show_blocked(void)
+{
+	const char *count = getenv("CHORUS_VM_COUNT");
+	int vm, vms = count ? atoi(count) : 1;
+	char *out = malloc(16384);
+
+	for (vm = 1; out && vm <= vms; vm++) {
+		out[0] = '\0';
+		lab_run_out(vm, out, 16384, "echo w > /proc/sysrq-trigger; sleep 1; "
+			    "dmesg | sed -n '/Show Blocked State/,$p' | tail -n 150 | "
+			    "sed 's/^/#   /'");
+		fprintf(stderr, "# vm%d: tasks blocked:\n%s", vm, out);
+	}
+	free(out);
+}
+
+/*
+ * make check runs each scenario once, and a variant that repeats a case
+ * under another transport or set-up only where that changes what the case
+ * tests: @cases lists the cases (space-separated test names) a variant runs
+ * in make check, NULL meaning all. CHORUS_SELFTEST_ALL_VARIANTS=1 (make
+ * check-all-variants) runs every case in every variant.
+ */
+static inline bool chorus_in_check_lane(const char *cases, const char *test)
+{
+	const char *all = getenv("CHORUS_SELFTEST_ALL_VARIANTS");
+	size_t n = strlen(test);
+	const char *p;
+
+	if (!cases || (all && !strcmp(all, "1")))
+		return true;
+	for (p = strstr(cases, test); p; p = strstr(p + 1, test))
+		if ((p == cases || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+			return true;
+	return false;
+}
+
+/*
+ * In a FIXTURE_SETUP, before it does anything: skip a case that is not in
+ * make check's lane for this variant (see chorus_in_check_lane()). The
+ * harness runs each case in a child; 255 is its exit status for SKIP.
+ */
+#define CHORUS_CHECK_LANE(cases) do { \
+	if (!chorus_in_check_lane((cases), _metadata->name)) \
+		SKIP(_exit(255), "not in make check's lane for this variant " \
+		     "(make check-all-variants runs it)"); \
+} while (0)
+
+/*
+ * A test that failed may leave a writer blocked on writes held for a peer
+ * that never came back: take every peer out of the write set (held writes
+ * complete) and kill whoever still has the device open, so that the volume
+ * can be destroyed and the next test starts clean instead of failing too.
+ */
+static inline void chorus_release_opened(const struct chorus_vol *v)
+{
+	run("C=%s/build/bin/chorusctl; for n in $($C --json volume status %s | "
+	    "jq -r '.peers[].node_id'); do $C writeset remove %s $n; done; "
+	    "fuser -k -9 /dev/%s; sleep 2", chorus_src(), v->name, v->name,
+	    v->disk_name);
+}
+
 /* Destroy every volume and rmmod. Returns rmmod's status (0 when not loaded). */
 static inline int chorus_reset(struct chorus_env *env, int *destroy_failures)
 {
@@ -131,12 +198,16 @@ static inline int chorus_reset(struct chorus_env *env, int *destroy_failures)
 		if (n < 0)
 			fprintf(stderr, "# teardown: dump failed: %s\n", NLERR(&e));
 		for (i = 0; i < n && i < 16; i++) {
-			if (chorus_destroy(&nl, vols[i].name, &e)) {
-				fprintf(stderr, "# teardown: destroy %s failed: %s\n",
+			if (!chorus_destroy(&nl, vols[i].name, &e))
+				continue;
+			fprintf(stderr, "# teardown: destroy %s failed: %s\n",
+				vols[i].name, NLERR(&e));
+			if (destroy_failures)
+				(*destroy_failures)++;
+			chorus_release_opened(&vols[i]);
+			if (chorus_destroy(&nl, vols[i].name, &e))
+				fprintf(stderr, "# teardown: destroy %s failed again: %s\n",
 					vols[i].name, NLERR(&e));
-				if (destroy_failures)
-					(*destroy_failures)++;
-			}
 		}
 		genl_close(&nl);
 	}
@@ -163,6 +234,7 @@ static inline void env_setup(struct __test_metadata *_metadata, struct chorus_en
 	ASSERT_EQ(0, kmsg_mark(&env->mark, 0, _metadata->name));
 	if (chorus_module_loaded()) {
 		TH_LOG("chorus already loaded (left over from an earlier test?), resetting");
+		chorus_show_blocked();
 		rc = chorus_reset(env, NULL);
 		ASSERT_EQ(0, rc) TH_LOG("cannot unload the leftover chorus module");
 	}
@@ -316,9 +388,46 @@ static bool __chorus_match(const char *filter, const char *fixture, const char *
 	return ok;
 }
 
+/*
+ * CHORUS_SELFTEST_VARIANTS="name[,name...]": run only these variants of a
+ * fixture that has variants (a fixture with none of them keeps all).
+ */
+static void __chorus_keep_variants(const char *names)
+{
+	struct __fixture_variant_metadata *v, *next, *head, *tail;
+	struct __fixture_metadata *f;
+	char *dup, *save, *pat;
+	bool keep;
+
+	for (f = __fixture_list; f; f = f->next) {
+		head = tail = NULL;
+		for (v = f->variant; v; v = next) {
+			next = v->next;
+			dup = strdup(names);
+			keep = false;
+			for (pat = strtok_r(dup, ", ", &save); pat && !keep;
+			     pat = strtok_r(NULL, ", ", &save))
+				keep = !strcmp(pat, v->name);
+			free(dup);
+			if (!keep)
+				continue;
+			v->next = NULL;
+			if (!head)
+				head = v;
+			else
+				tail->next = v;
+			tail = v;
+			head->prev = tail;
+		}
+		if (head)
+			f->variant = head;
+	}
+}
+
 static int chorus_harness_main(int argc, char **argv)
 {
 	const char *filter = getenv("CHORUS_SELFTEST_FILTER");
+	const char *variants = getenv("CHORUS_SELFTEST_VARIANTS");
 	struct __fixture_metadata *f;
 	bool list = false;
 	int i;
@@ -357,6 +466,8 @@ static int chorus_harness_main(int argc, char **argv)
 			f->tests = head;
 		}
 	}
+	if (variants && *variants)
+		__chorus_keep_variants(variants);
 	if (list) {
 		for (f = __fixture_list; f; f = f->next) {
 			struct __test_metadata *t;
