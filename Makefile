@@ -13,7 +13,7 @@ PREFIX ?= /usr/local
 DESTDIR ?=
 
 .DEFAULT_GOAL := all
-.PHONY: help all deps module userspace selftests lint lint-kernel lint-cpp \
+.PHONY: help all deps module userspace selftests man lint lint-kernel lint-cpp lint-man \
 	unit vmtest check check-debug check-all-variants check-cluster-rdma debug-kernel module-debug demo bench failover-bench install clean
 
 help:
@@ -28,7 +28,8 @@ help:
 	@echo '  make module     build chorus.ko only (KVER=$(KVER))'
 	@echo '  make userspace  build chorusctl, chorusd and the unit tests (build/bin)'
 	@echo '  make selftests  build the kselftest-harness VM tests (build/selftests)'
-	@echo '  make lint       checkpatch --strict, W=1 + sparse, clang-format'
+	@echo '  make man        the man pages, from Documentation/ (build/man)'
+	@echo '  make lint       checkpatch --strict, W=1 + sparse, clang-format, man pages'
 	@echo '  make unit       run the GoogleTest unit tests (ctest)'
 	@echo '  make vmtest     run the VM tests (tests/selftests/run; FILTER=name)'
 	@echo '  make bench      fio: chorus vs bare disk, DRBD and nvmet in 2 VMs'
@@ -62,7 +63,13 @@ selftests:
 	$(MAKE) -C $(ROOT)/tests/selftests OUT=$(BUILD)/selftests \
 		KERNEL_FILES=$(BUILD)/kernel-files
 
-lint: lint-kernel lint-cpp
+man:
+	$(ROOT)/tools/man/build $(BUILD)/man
+
+lint: lint-kernel lint-cpp lint-man
+
+lint-man: man userspace
+	@$(ROOT)/tools/man/check $(BUILD)/man $(BUILD)/bin/chorusctl
 
 lint-kernel:
 	@$(ROOT)/tools/lint-kernel
@@ -126,7 +133,7 @@ check-cluster-rdma: all
 failover-bench: all
 	$(ROOT)/tools/bench/failover $(FAILOVER_ARGS)
 
-install: module userspace
+install: module userspace man
 	install -D -m 0644 $(ROOT)/chorus.ko $(DESTDIR)/lib/modules/$(KVER)/extra/chorus.ko
 	install -D -m 0755 $(BUILD)/bin/chorusctl $(DESTDIR)$(PREFIX)/sbin/chorusctl
 	install -D -m 0755 $(BUILD)/bin/chorusd $(DESTDIR)$(PREFIX)/sbin/chorusd
@@ -135,6 +142,10 @@ install: module userspace
 	install -d $(DESTDIR)/etc/systemd/system
 	sed 's|@PREFIX@|$(PREFIX)|g' $(ROOT)/userspace/chorusd/chorusd.service \
 		> $(DESTDIR)/etc/systemd/system/chorusd.service
+	for page in $(BUILD)/man/*.[1-9]; do \
+		install -D -m 0644 $$page \
+			$(DESTDIR)$(PREFIX)/share/man/man$${page##*.}/$${page##*/}; \
+	done
 	$(if $(DESTDIR),,depmod $(KVER))
 
 clean:
