@@ -142,6 +142,8 @@ install: module userspace man
 	install -d $(DESTDIR)/etc/systemd/system
 	sed 's|@PREFIX@|$(PREFIX)|g' $(ROOT)/userspace/chorusd/chorusd.service \
 		> $(DESTDIR)/etc/systemd/system/chorusd.service
+	install -D -m 0644 $(ROOT)/tools/completion/chorusctl \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/chorusctl
 	for page in $(BUILD)/man/*.[1-9]; do \
 		install -D -m 0644 $$page \
 			$(DESTDIR)$(PREFIX)/share/man/man$${page##*.}/$${page##*/}; \
