@@ -11,9 +11,12 @@ JOBS   ?= $(shell nproc)
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 PREFIX ?= /usr/local
 DESTDIR ?=
+# The one version number is the one in userspace/CMakeLists.txt.
+VERSION := $(shell grep -m1 -o 'chorus-userspace VERSION [0-9.]*' \
+	$(ROOT)/userspace/CMakeLists.txt | cut -d' ' -f3)
 
 .DEFAULT_GOAL := all
-.PHONY: help all deps module userspace selftests man lint lint-kernel lint-cpp lint-man \
+.PHONY: help all deps module userspace selftests man dkms-source dkms-check lint lint-kernel lint-cpp lint-man \
 	unit vmtest check check-debug check-all-variants check-cluster-rdma debug-kernel module-debug demo bench failover-bench install clean
 
 help:
@@ -29,6 +32,8 @@ help:
 	@echo '  make userspace  build chorusctl, chorusd and the unit tests (build/bin)'
 	@echo '  make selftests  build the kselftest-harness VM tests (build/selftests)'
 	@echo '  make man        the man pages, from Documentation/ (build/man)'
+	@echo '  make dkms-source  the module source with dkms.conf in $$(DESTDIR)/usr/src/chorus-$(VERSION)'
+	@echo '  make dkms-check  dkms builds and installs chorus.ko in a scratch tree (no system change)'
 	@echo '  make lint       checkpatch --strict, W=1 + sparse, clang-format, man pages'
 	@echo '  make unit       run the GoogleTest unit tests (ctest)'
 	@echo '  make vmtest     run the VM tests (tests/selftests/run; FILTER=name)'
@@ -65,6 +70,19 @@ selftests:
 
 man:
 	$(ROOT)/tools/man/build $(BUILD)/man
+
+# What DKMS needs to build chorus.ko for any kernel: Kbuild, kernel/, include/.
+dkms-source:
+	install -d $(DESTDIR)/usr/src/chorus-$(VERSION)/kernel
+	install -m 0644 $(ROOT)/Kbuild $(DESTDIR)/usr/src/chorus-$(VERSION)/
+	install -m 0644 $(ROOT)/kernel/*.c $(ROOT)/kernel/*.h \
+		$(DESTDIR)/usr/src/chorus-$(VERSION)/kernel/
+	cp -r $(ROOT)/include $(DESTDIR)/usr/src/chorus-$(VERSION)/
+	sed 's/@VERSION@/$(VERSION)/' $(ROOT)/tools/dkms/dkms.conf.in \
+		> $(DESTDIR)/usr/src/chorus-$(VERSION)/dkms.conf
+
+dkms-check:
+	$(ROOT)/tools/dkms/check $(VERSION) $(KVER)
 
 lint: lint-kernel lint-cpp lint-man
 
