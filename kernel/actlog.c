@@ -7,9 +7,15 @@
  * outside the set goes out, the extent is added (evicting the least
  * recently used idle one), the whole set is written to the local AL ring
  * with FUA and shipped in a STATE message to every connected member of the
- * write set, which writes it to its own AL ring before answering. So after
- * any crash, every region where replicas may differ is named in the last
- * transaction of the old owner, on its own disk and on every replica.
+ * write set, which writes it to its own AL ring before answering. Writes
+ * to the new extent go out only once every member of the write set stored
+ * that transaction: a member that is not connected gets the log when its
+ * session is established (before any held write), or leaves the write set.
+ * So after any crash, every region where replicas may differ is named in
+ * the last transaction of the old owner, on its own disk and on every
+ * member that may become the next owner. (Writes to a new extent wait
+ * while a member is unreachable; every write waits for that member
+ * anyway.)
  *
  * A node folds its last transaction into the bitmaps of all its peer slots
  * when it attaches and when it becomes owner, then writes an empty one:
@@ -350,6 +356,8 @@ static int chorus_al_send_block(struct chorus_peer *peer)
 				 "peer did not store the activity log");
 		return -EIO;
 	}
+	WRITE_ONCE(peer->al_stored, le64_to_cpu(al->block->seq));
+	wake_up_all(&al->wq);
 	return 0;
 }
 
@@ -473,7 +481,8 @@ static bool chorus_al_room(struct chorus_al *al)
  * @rq: a write, discard or write-zeroes of at most two extents
  *
  * The fast path of chorus_al_begin(): no I/O, no waiting. An extent made
- * active by a transaction still being written does not count.
+ * active by a transaction still being written, or not yet stored by every
+ * member of the write set, does not count.
  *
  * Context: any; takes @vol's activity log spinlock.
  * Return: true with the extents held until chorus_al_end().
@@ -496,12 +505,134 @@ bool chorus_al_try_begin(struct chorus_volume *vol, struct request *rq)
 	return held;
 }
 
+/*
+ * Hold extent @e for a write: one that is active already, or a new pending
+ * one (evicting the LRU idle extent if the log is full). Notes in @seq the
+ * transaction a pending extent is in, and in @unlogged that it is in none
+ * on disk yet. False, holding nothing, when every extent is busy.
+ */
+static bool chorus_al_hold(struct chorus_al *al, u32 e, bool *unlogged,
+			   u64 *seq)
+{
+	int slot;
+
+	spin_lock_irq(&al->lock);
+	slot = chorus_al_find(al, e);
+	if (slot < 0) {
+		slot = chorus_al_victim(al);
+		if (slot < 0) {
+			spin_unlock_irq(&al->lock);
+			return false;
+		}
+		al->extents[slot] = e;
+		al->pending[slot] = true;
+		al->pending_seq[slot] = U64_MAX;
+		al->inflight[slot] = 0;
+	}
+	if (al->pending[slot] && al->pending_seq[slot] == U64_MAX)
+		*unlogged = true;
+	else if (al->pending[slot])
+		*seq = max(*seq, al->pending_seq[slot]);
+	al->inflight[slot]++;
+	al->used[slot] = ++al->stamp;
+	spin_unlock_irq(&al->lock);
+	return true;
+}
+
+/*
+ * Write the set as a new transaction, which its pending extents are then
+ * in, and ship it to every connected member of the write set. Context:
+ * al->mutex held.
+ */
+static int chorus_al_log(struct chorus_volume *vol)
+{
+	struct chorus_al *al = &vol->repl.al;
+	int i, ret;
+
+	lockdep_assert_held(&al->mutex);
+	chorus_al_fill(vol);
+	ret = chorus_al_write(vol);
+	if (ret)
+		return ret;
+	spin_lock_irq(&al->lock);
+	for (i = 0; i < al->nr; i++)
+		if (al->pending[i] && al->pending_seq[i] == U64_MAX)
+			al->pending_seq[i] = al->seq;
+	spin_unlock_irq(&al->lock);
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		struct chorus_peer *peer = vol->repl.peers[i];
+		bool send;
+
+		if (!peer)
+			continue;
+		spin_lock_irq(&peer->lock);
+		send = peer->in_writeset &&
+		       peer->conn_state == CHORUS_CONN_CONNECTED;
+		spin_unlock_irq(&peer->lock);
+		/*
+		 * A member not connected, or one that fails here, gets the
+		 * log when its next session is established, before any
+		 * held write.
+		 */
+		if (send)
+			chorus_al_send_block(peer);
+	}
+	return 0;
+}
+
+/* Every member of the write set stored transaction @seq or a later one. */
+static bool chorus_al_members_have(struct chorus_volume *vol, u64 seq)
+{
+	int i;
+
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		struct chorus_peer *peer = vol->repl.peers[i];
+
+		if (peer && READ_ONCE(peer->in_writeset) &&
+		    READ_ONCE(peer->al_stored) < seq)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Wait until every member of the write set stored transaction @seq (or
+ * left the write set), then let the fast path use the extents it made
+ * active. Fails when the owner steps down meanwhile.
+ */
+static int chorus_al_wait_members(struct chorus_volume *vol, u64 seq)
+{
+	struct chorus_al *al = &vol->repl.al;
+	int i;
+
+	if (!chorus_al_members_have(vol, seq)) {
+		pr_info_ratelimited("%s: writes to a new extent wait until every member of the write set has the activity log\n",
+				    vol->name);
+		/* Idle: a member may be away for long, it is no hung task. */
+		wait_event_idle(al->wq, chorus_al_members_have(vol, seq) ||
+				READ_ONCE(al->stopping));
+		if (!chorus_al_members_have(vol, seq))
+			return -EIO;
+	}
+	spin_lock_irq(&al->lock);
+	for (i = 0; i < al->nr; i++)
+		if (al->pending[i] && al->pending_seq[i] <= seq)
+			al->pending[i] = false;
+	spin_unlock_irq(&al->lock);
+	return 0;
+}
+
 /**
  * chorus_al_begin() - make sure a write's extents are in the activity log
  * @vol: the volume; this node is owner with peers
  * @rq: a write, discard or write-zeroes of at most two extents
  *
- * Context: process context; may sleep (log write, STATE round trips).
+ * An extent not in the log yet is added, the log written and shipped, and
+ * the write waits until every member of the write set stored it (see the
+ * top of this file).
+ *
+ * Context: process context; may sleep (log write, STATE round trips, a
+ * member away).
  * Return: 0 with the extents held until chorus_al_end(), or a negative
  * errno (the request must fail).
  */
@@ -509,9 +640,10 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_al *al = &vol->repl.al;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
-	u32 first, last;
-	int i, ret = 0;
-	u32 e;
+	bool unlogged = false;
+	u32 first, last, e;
+	u64 seq = 0;
+	int ret = 0;
 
 	if (chorus_al_try_begin(vol, rq))
 		return 0;
@@ -523,63 +655,55 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
 	 * making room for the second cannot evict the first.
 	 */
 	for (e = first; e <= last; e++) {
-		int slot;
-
-		spin_lock_irq(&al->lock);
-		slot = chorus_al_find(al, e);
-		if (slot < 0) {
-			slot = chorus_al_victim(al);
-			if (slot >= 0) {
-				al->extents[slot] = e;
-				al->pending[slot] = true;
-				al->inflight[slot] = 0;
-			}
-		}
-		if (slot < 0) {
-			spin_unlock_irq(&al->lock);
-			/* Every extent is busy: wait for one to drain. */
-			wait_event(al->wq, chorus_al_room(al));
-			e--;
+		if (chorus_al_hold(al, e, &unlogged, &seq))
 			continue;
-		}
-		al->inflight[slot]++;
-		al->used[slot] = ++al->stamp;
-		spin_unlock_irq(&al->lock);
+		/* Every extent is busy: wait for one to drain. */
+		wait_event(al->wq, chorus_al_room(al));
+		e--;
 	}
 	rqd->al_held = true;
-
-	chorus_al_fill(vol);
-	ret = chorus_al_write(vol);
-	for (i = 0; i < CHORUS_MAX_PEERS && !ret; i++) {
-		struct chorus_peer *peer = vol->repl.peers[i];
-		bool send;
-
-		if (!peer)
-			continue;
-		spin_lock_irq(&peer->lock);
-		send = peer->in_writeset &&
-		       peer->conn_state == CHORUS_CONN_CONNECTED;
-		spin_unlock_irq(&peer->lock);
-		/*
-		 * A member not connected gets the log when its session is
-		 * established, before any held write; one that fails here
-		 * holds this write like any other.
-		 */
-		if (send)
-			chorus_al_send_block(peer);
-	}
-	if (!ret) {
-		/*
-		 * The set is on disk and with the members: the fast path may
-		 * use all of it. Nothing was added since the fill (@mutex).
-		 */
-		spin_lock_irq(&al->lock);
-		for (i = 0; i < al->nr; i++)
-			al->pending[i] = false;
-		spin_unlock_irq(&al->lock);
+	if (unlogged) {
+		ret = chorus_al_log(vol);
+		seq = al->seq;
 	}
 	mutex_unlock(&al->mutex);
-	return ret;
+	return ret ?: chorus_al_wait_members(vol, seq);
+}
+
+/**
+ * chorus_al_set_stopping() - fail, or stop failing, writes that wait for
+ *	members to store the log
+ * @vol: the volume
+ * @stopping: true when the owner steps down; false when that failed
+ *
+ * Context: process context, chorus_repl.conf_lock held.
+ */
+void chorus_al_set_stopping(struct chorus_volume *vol, bool stopping)
+{
+	lockdep_assert_held(&vol->repl.conf_lock);
+	WRITE_ONCE(vol->repl.al.stopping, stopping);
+	if (stopping)
+		wake_up_all(&vol->repl.al.wq);
+}
+
+/**
+ * chorus_al_owner_start() - this node becomes owner, its queue frozen
+ * @vol: the volume
+ *
+ * What the members stored came from an earlier owner: none counts until
+ * its session to this owner is established and ships this node's log.
+ *
+ * Context: process context, chorus_repl.conf_lock held.
+ */
+void chorus_al_owner_start(struct chorus_volume *vol)
+{
+	int i;
+
+	lockdep_assert_held(&vol->repl.conf_lock);
+	WRITE_ONCE(vol->repl.al.stopping, false);
+	for (i = 0; i < CHORUS_MAX_PEERS; i++)
+		if (vol->repl.peers[i])
+			WRITE_ONCE(vol->repl.peers[i]->al_stored, 0);
 }
 
 /**

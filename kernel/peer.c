@@ -293,6 +293,8 @@ int chorus_peer_writeset_remove(struct chorus_peer *peer,
 			chorus_bitmap_set_locked(peer, blk_rq_pos(rq),
 						 blk_rq_sectors(rq));
 	spin_unlock_irq(&peer->lock);
+	/* Writes to a new extent no longer wait for its log (actlog.c). */
+	wake_up_all(&vol->repl.al.wq);
 
 	ret = chorus_bitmap_write_all(peer);
 	if (!ret)

@@ -626,12 +626,16 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	 */
 	if (role != CHORUS_ROLE_OWNER) {
 		chorus_dev_release_held(vol, true);
-		if (repl->role == CHORUS_ROLE_OWNER)
+		if (repl->role == CHORUS_ROLE_OWNER) {
+			chorus_al_set_stopping(vol, true);
 			chorus_repl_fail_unreachable(vol);
+		}
 	}
 	ret = chorus_dev_freeze(vol, extack);
-	if (ret)
+	if (ret) {
+		chorus_al_set_stopping(vol, false);
 		return ret;
+	}
 	if (role == CHORUS_ROLE_OWNER) {
 		ret = chorus_meta_set_epoch(vol, epoch);
 		if (ret) {
@@ -648,6 +652,7 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			NL_SET_ERR_MSG(extack, "cannot read or fold the activity log");
 			goto unfreeze;
 		}
+		chorus_al_owner_start(vol);
 	} else {
 		epoch = highest;
 		/* Nothing is in flight: a clean handover needs no resync. */

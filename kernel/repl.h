@@ -182,6 +182,10 @@ enum chorus_job {
  * @al_seq: seq of the STATE awaiting its STATE_ACK
  * @al_status: the STATE_ACK's status
  * @al_done: completed by the STATE_ACK
+ * @al_stored: seq of the newest activity log transaction this peer stored
+ *	since this node became owner; written under the log's mutex (or
+ *	reset by chorus_al_owner_start(), the queue frozen), read with
+ *	READ_ONCE (chorus_al_begin())
  * @job_status: the answer's status
  * @job_done: completed by the answer
  *
@@ -260,6 +264,7 @@ struct chorus_peer {
 	u64 al_seq;
 	u32 al_status;
 	struct completion al_done;
+	u64 al_stored;
 	atomic64_t sync_total;
 	atomic64_t sync_done;
 	atomic64_t sync_rate;
@@ -279,12 +284,17 @@ struct chorus_peer {
 /**
  * struct chorus_al - the owner's activity log
  * @mutex: serialises transactions and @block
- * @lock: protects @extents, @pending, @inflight, @used, @nr and @stamp;
- *	taken from request completion, so with irqs off. @extents, @pending
- *	and @nr change only with @mutex held too
+ * @lock: protects @extents, @pending, @pending_seq, @inflight, @used, @nr
+ *	and @stamp; taken from request completion, so with irqs off.
+ *	@extents, @nr and @pending_seq change only with @mutex held too;
+ *	@pending is set with it, and cleared by a writer whose members
+ *	stored the transaction (chorus_al_begin())
  * @extents: the active extents
- * @pending: the extent is not in a transaction on disk yet: writes to it
- *	must take the slow path of chorus_al_begin()
+ * @pending: the extent is not yet in a transaction on disk and stored by
+ *	every member of the write set: writes to it must take the slow path
+ *	of chorus_al_begin()
+ * @pending_seq: the transaction a pending extent is in, U64_MAX while it
+ *	is in none on disk yet
  * @inflight: writes in flight per active extent
  * @used: LRU stamp per active extent
  * @nr: active extents
@@ -292,7 +302,10 @@ struct chorus_peer {
  * @seq: seq of the last transaction on disk, under @mutex
  * @disk_nr: extents in that transaction, under @mutex
  * @block: transaction buffer, under @mutex
- * @wq: woken when an extent's last write completes
+ * @wq: woken when an extent's last write completes, when a member stores
+ *	a transaction or leaves the write set, and on @stopping
+ * @stopping: the owner steps down: writes waiting for members to store
+ *	the log fail. Set and cleared under chorus_repl.conf_lock
  * @shift: sectors per extent, as a shift
  */
 struct chorus_al {
@@ -300,6 +313,7 @@ struct chorus_al {
 	spinlock_t lock; /* see above */
 	u32 extents[CHORUS_AL_ACTIVE];
 	bool pending[CHORUS_AL_ACTIVE];
+	u64 pending_seq[CHORUS_AL_ACTIVE];
 	u32 inflight[CHORUS_AL_ACTIVE];
 	u64 used[CHORUS_AL_ACTIVE];
 	int nr;
@@ -308,6 +322,7 @@ struct chorus_al {
 	u32 disk_nr;
 	struct chorus_meta_al *block;
 	wait_queue_head_t wq;
+	bool stopping;
 	unsigned int shift;
 };
 
@@ -485,6 +500,8 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq);
 void chorus_al_end(struct chorus_volume *vol, struct request *rq);
 int chorus_al_fold(struct chorus_volume *vol);
 int chorus_al_clear(struct chorus_volume *vol);
+void chorus_al_set_stopping(struct chorus_volume *vol, bool stopping);
+void chorus_al_owner_start(struct chorus_volume *vol);
 int chorus_al_send(struct chorus_peer *peer);
 void chorus_al_answer(struct chorus_peer *peer,
 		      const struct chorus_wire_hdr *hdr);

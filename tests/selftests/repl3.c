@@ -165,4 +165,60 @@ TEST_F_TIMEOUT(repl3, owner_lost_new_owner_resyncs_both, 400)
 	replicas_identical();
 }
 
+/* Non-zero bytes in the 64 KiB at @mib MiB of @vm's backing device. */
+static long nonzero_at(int vm, int mib)
+{
+	char out[64];
+
+	if (rl_on_out(vm, out, sizeof(out), "dd if=" RL_BACKING " bs=64k count=1 skip=%d "
+		      "iflag=direct status=none | tr -d '\\000' | wc -c", mib * 16))
+		return -1;
+	return strtol(out, NULL, 10);
+}
+
+/*
+ * The activity log reaches every member that may become the next owner.
+ * vm2 is cut off; vm1 writes to an extent outside its log. That write
+ * must wait until vm2 has the log (or leaves the write set): were it
+ * sent to vm3 and written on vm1 while vm2's log lacked the extent, vm2
+ * as next owner would resync neither, and the replicas would differ in a
+ * block no application was told was written. vm1 is then cut off too,
+ * vm2 takes over, vm1 steps down (its waiting write fails) and rejoins.
+ */
+TEST_F_TIMEOUT(repl3, new_extent_waits_for_an_unreachable_member, 400)
+{
+	const int mib = 40;	/* an extent nothing wrote before */
+
+	if (!strcmp(variant->transport, "rdma"))
+		SKIP(return, "soft-RoCE: a DREQ sent on a down link never completes");
+	start3();
+	ASSERT_EQ(0, rl_on(1, FIO "--rw=write --bs=64k --size=1M >/dev/null"));
+	ASSERT_EQ(0, rl_on(2, "ip link set eth0 down"));
+	ASSERT_TRUE(rl_wait_peer(1, 2, "conn_state", "unreachable", 20));
+
+	ASSERT_EQ(0, rl_on(1, "setsid dd if=/dev/urandom of=/dev/chorus0 bs=64k count=1 "
+			   "seek=%d oflag=direct </dev/null >/dev/null 2>&1 &", mib * 16));
+	sleep(3);
+	EXPECT_EQ(0, nonzero_at(3, mib))
+		TH_LOG("the write to a new extent reached vm3 while vm2 lacked the log");
+	EXPECT_EQ(0, rl_on(1, "dmesg | grep -q 'writes to a new extent wait'"));
+
+	/* vm1 is lost as well; vm2 becomes owner with vm3. */
+	ASSERT_EQ(0, rl_on(1, "ip link set eth0 down"));
+	ASSERT_TRUE(rl_wait_peer(3, 1, "conn_state", "unreachable", 20));
+	ASSERT_EQ(0, rl_on(2, "ip link set eth0 up"));
+	ASSERT_EQ(0, rl_on(2, "%s volume role " RL_VOL " owner --epoch %d >/dev/null",
+			   rl_ctl(), EPOCH + 1));
+	ASSERT_TRUE(rl_wait_peer(2, 3, "repl_state", "up-to-date", 120));
+
+	/* vm1 steps down: the waiting write fails, nothing of it was written. */
+	ASSERT_EQ(0, rl_on(1, "%s volume role " RL_VOL " replica >/dev/null", rl_ctl()));
+	EXPECT_EQ(0, rl_on(1, "for i in $(seq 50); do pgrep -x dd >/dev/null || exit 0; "
+			   "sleep 0.2; done; exit 1")) TH_LOG("the waiting write did not end");
+	ASSERT_EQ(0, rl_on(1, "ip link set eth0 up"));
+	ASSERT_TRUE(rl_wait_peer(2, 1, "repl_state", "up-to-date", 120));
+	EXPECT_EQ(0, nonzero_at(1, mib));
+	replicas_identical();
+}
+
 CHORUS_HARNESS_MAIN
