@@ -657,8 +657,15 @@ int chorus_al_begin(struct chorus_volume *vol, struct request *rq)
 	for (e = first; e <= last; e++) {
 		if (chorus_al_hold(al, e, &unlogged, &seq))
 			continue;
-		/* Every extent is busy: wait for one to drain. */
-		wait_event(al->wq, chorus_al_room(al));
+		/*
+		 * Every extent is busy: wait for one to drain, without the
+		 * mutex. The writes in them may be held for a member away,
+		 * and that member's next session needs the mutex to get the
+		 * log before they can complete.
+		 */
+		mutex_unlock(&al->mutex);
+		wait_event_idle(al->wq, chorus_al_room(al));
+		mutex_lock(&al->mutex);
 		e--;
 	}
 	rqd->al_held = true;
