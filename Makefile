@@ -133,6 +133,7 @@ check-debug: deps
 	$(MAKE) module-debug
 	KVER=$$($(ROOT)/tools/vm/debug-kernel/build --print-kver) \
 		CHORUS_SELFTEST_TIMEOUT_SCALE=$${CHORUS_SELFTEST_TIMEOUT_SCALE:-4} \
+		CHORUS_LAB_BOOT_TIMEOUT=$${CHORUS_LAB_BOOT_TIMEOUT:-300} \
 		$(ROOT)/tests/selftests/run --no-build $(if $(FILTER),--filter $(FILTER))
 
 demo: deps
