@@ -142,18 +142,24 @@ static inline void chorus_show_blocked(void)
  * in make check, NULL meaning all. CHORUS_SELFTEST_ALL_VARIANTS=1 (make
  * check-all-variants) runs every case in every variant.
  */
+/* Whether @name is one of the words of @list (separated by commas or spaces). */
+static inline bool chorus_in_list(const char *list, const char *name)
+{
+	char *dup = strdup(list), *save = NULL, *word;
+	bool found = false;
+
+	for (word = strtok_r(dup, ", ", &save); word && !found;
+	     word = strtok_r(NULL, ", ", &save))
+		found = !strcmp(word, name);
+	free(dup);
+	return found;
+}
+
 static inline bool chorus_in_check_lane(const char *cases, const char *test)
 {
 	const char *all = getenv("CHORUS_SELFTEST_ALL_VARIANTS");
-	size_t n = strlen(test);
-	const char *p;
 
-	if (!cases || (all && !strcmp(all, "1")))
-		return true;
-	for (p = strstr(cases, test); p; p = strstr(p + 1, test))
-		if ((p == cases || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
-			return true;
-	return false;
+	return !cases || (all && !strcmp(all, "1")) || chorus_in_list(cases, test);
 }
 
 /*
@@ -396,20 +402,12 @@ static void __chorus_keep_variants(const char *names)
 {
 	struct __fixture_variant_metadata *v, *next, *head, *tail;
 	struct __fixture_metadata *f;
-	char *dup, *save, *pat;
-	bool keep;
 
 	for (f = __fixture_list; f; f = f->next) {
 		head = tail = NULL;
 		for (v = f->variant; v; v = next) {
 			next = v->next;
-			dup = strdup(names);
-			keep = false;
-			for (pat = strtok_r(dup, ", ", &save); pat && !keep;
-			     pat = strtok_r(NULL, ", ", &save))
-				keep = !strcmp(pat, v->name);
-			free(dup);
-			if (!keep)
+			if (!chorus_in_list(names, v->name))
 				continue;
 			v->next = NULL;
 			if (!head)
