@@ -216,7 +216,8 @@ void chorus_dev_submit_local(struct chorus_volume *vol, struct request *rq)
 /*
  * Start one request, from queue_rq or the worker: reads, and everything when
  * there is nobody to replicate to, go to the backing device; writes and
- * flushes of an owner with peers go through replication. The peers array
+ * flushes of an owner with peers go through replication; on a node that is
+ * not the owner and has peers, everything goes to the owner. The peers array
  * only changes with the queue frozen, and this request holds the queue, so
  * it is read without a lock.
  */
@@ -224,6 +225,10 @@ static void chorus_dev_start(struct chorus_volume *vol, struct request *rq)
 {
 	if (chorus_dev_hold(vol, rq, &vol->held_start))
 		return;
+	if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER && vol->repl.nr_peers) {
+		chorus_fwd_start(vol, rq);
+		return;
+	}
 	if (req_op(rq) != REQ_OP_READ && vol->repl.nr_peers &&
 	    READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER) {
 		chorus_repl_queue_rq(vol, rq);
@@ -360,16 +365,24 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
 	case REQ_OP_FLUSH:
-		break;
 	case REQ_OP_WRITE:
 	case REQ_OP_DISCARD:
 	case REQ_OP_WRITE_ZEROES:
-		/* The disk is read-only on a replica; this is the backstop. */
-		if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER)
-			return BLK_STS_IOERR;
 		break;
 	default:
 		return BLK_STS_NOTSUPP;
+	}
+	if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER) {
+		/*
+		 * What this node serves for another access point is never
+		 * forwarded on: it stopped being the owner, and the access
+		 * point sends it to the new one (forward.c).
+		 */
+		if (chorus_fwd_served(rq))
+			return BLK_STS_OFFLINE;
+		/* No peer, no owner to forward to: this disk, read only. */
+		if (!vol->repl.nr_peers && op_is_write(req_op(rq)))
+			return BLK_STS_IOERR;
 	}
 
 	blk_mq_start_request(rq);

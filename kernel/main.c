@@ -311,7 +311,6 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	ret = chorus_dev_create(vol, extack);
 	if (ret)
 		goto close_storage;
-	set_disk_ro(vol->disk, vol->repl.role == CHORUS_ROLE_REPLICA);
 
 	idr_replace(&chorus_volumes_idr, vol, vol->index);
 	pr_info("%s: created as %s on %s, %llu bytes, block size %u\n",

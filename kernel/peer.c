@@ -51,6 +51,7 @@ static struct chorus_peer *chorus_peer_alloc(struct chorus_volume *vol,
 	xa_init_flags(&peer->inflight, XA_FLAGS_ALLOC1 | XA_FLAGS_LOCK_IRQ);
 	chorus_session_init(peer);
 	init_waitqueue_head(&peer->replica_wait);
+	init_waitqueue_head(&peer->fwd_wait);
 	mutex_init(&peer->bm_mutex);
 	init_completion(&peer->job_done);
 	init_completion(&peer->al_done);
@@ -63,6 +64,8 @@ static struct chorus_peer *chorus_peer_alloc(struct chorus_volume *vol,
  */
 void chorus_peer_free(struct chorus_peer *peer)
 {
+	/* Its forwarded requests served here still name it. */
+	chorus_fwd_peer_quiesce(peer);
 	/*
 	 * A work queued while the last session went down must not run late.
 	 * The heartbeat and the probe may queue fail_work: cancel them first.

@@ -28,6 +28,22 @@
 
 #include "transport_rdma.h"
 
+/* Unmap a send slot's data pages and drop the references it holds. */
+static void chorus_rdma_unmap_send(struct chorus_rdma_queue *q,
+				   struct chorus_rdma_send *s)
+{
+	unsigned int i;
+
+	for (i = 1; i < s->nr_sge; i++) {
+		ib_dma_unmap_page(q->dev, s->sge[i].addr, s->sge[i].length,
+				  DMA_TO_DEVICE);
+		if (s->held[i])
+			put_page(s->held[i]);
+		s->held[i] = NULL;
+	}
+	s->nr_sge = 0;
+}
+
 /**
  * chorus_rdma_send_done() - a SEND completed: unmap its data pages and
  * free its slot
@@ -43,12 +59,8 @@ void chorus_rdma_send_done(struct ib_cq *cq, struct ib_wc *wc)
 		container_of(wc->wr_cqe, struct chorus_rdma_send, cqe);
 	struct chorus_rdma_queue *q = s->queue;
 	unsigned long flags;
-	unsigned int i;
 
-	for (i = 1; i < s->nr_sge; i++)
-		ib_dma_unmap_page(q->dev, s->sge[i].addr, s->sge[i].length,
-				  DMA_TO_DEVICE);
-	s->nr_sge = 0;
+	chorus_rdma_unmap_send(q, s);
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
 			pr_warn_ratelimited("RDMA send failed: %s\n",
@@ -119,12 +131,7 @@ int chorus_rdma_get_send(struct chorus_rdma_queue *q, bool credit_only,
 static void chorus_rdma_put_send(struct chorus_rdma_queue *q,
 				 struct chorus_rdma_send *s)
 {
-	unsigned int i;
-
-	for (i = 1; i < s->nr_sge; i++)
-		ib_dma_unmap_page(q->dev, s->sge[i].addr, s->sge[i].length,
-				  DMA_TO_DEVICE);
-	s->nr_sge = 0;
+	chorus_rdma_unmap_send(q, s);
 	spin_lock_irq(&q->lock);
 	list_add(&s->entry, &q->free_sends);
 	spin_unlock_irq(&q->lock);
@@ -246,6 +253,10 @@ static int chorus_rdma_commit_window(struct chorus_rdma_builder *b)
 		}
 		sge->length = b->win[i].len;
 		sge->lkey = q->pd->local_dma_lkey;
+		if (b->hold) {
+			get_page(b->win[i].page);
+			s->held[s->nr_sge] = b->win[i].page;
+		}
 		s->nr_sge++;
 	}
 	b->chunk_bytes += b->win_len;
@@ -353,7 +364,8 @@ int chorus_rdma_send(struct chorus_conn *conn,
 
 	if (body_len > CHORUS_RDMA_MAX_BODY || (body_len && data && data->len))
 		return -EMSGSIZE;
-	if (data && data->len && q->regs) {
+	/* A READ of detached pages could come after they are freed. */
+	if (data && data->len && q->regs && !data->detached) {
 		ret = chorus_rdma_send_read(q, hdr, data,
 					    chorus_rdma_send_timeout(conn));
 		if (ret <= 0)
@@ -366,6 +378,7 @@ int chorus_rdma_send(struct chorus_conn *conn,
 		b->q = q;
 		b->hdr = hdr;
 		b->timeout = chorus_rdma_send_timeout(conn);
+		b->hold = data->detached;
 		return chorus_rdma_send_data(b, data);
 	}
 	ret = chorus_rdma_get_send(q, false, chorus_rdma_send_timeout(conn), &s);

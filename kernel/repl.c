@@ -41,6 +41,7 @@ void chorus_repl_init(struct chorus_volume *vol)
 	struct chorus_repl *repl = &vol->repl;
 
 	chorus_al_init(vol);
+	chorus_fwd_init(vol);
 	mutex_init(&repl->conf_lock);
 	mutex_init(&repl->meta_lock);
 	spin_lock_init(&repl->peers_lock);
@@ -86,6 +87,7 @@ void chorus_repl_stop(struct chorus_volume *vol)
 	mutex_unlock(&vol->repl.conf_lock);
 	flush_work(&vol->repl.defer_work);
 	flush_work(&vol->repl.conflict_work);
+	chorus_fwd_stop(vol);
 }
 
 static bool chorus_range_conflicts(struct chorus_repl *repl, sector_t start,
@@ -278,7 +280,7 @@ static void chorus_repl_fail(struct request *rq, blk_status_t status)
 	chorus_rq_put(rq);
 }
 
-static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
+static void chorus_repl_fan_out(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
 	bool data = req_op(rq) != REQ_OP_FLUSH;
@@ -361,6 +363,15 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 	chorus_rq_put(rq);
 }
 
+/* A request ordered against overlapping ones goes to the peers, or the owner. */
+static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
+{
+	if (READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER)
+		chorus_repl_fan_out(vol, rq);
+	else
+		chorus_fwd_dispatch(vol, rq);
+}
+
 /**
  * chorus_repl_queue_rq() - start a write or flush of a volume with peers
  * @vol: the volume
@@ -372,7 +383,8 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
  * wait on current->bio_list until we return, so waiting here for a log
  * write, or for other writes to complete, could never end; in the hardware
  * queue's worker, the requests queued behind it would wait for that disk
- * write.
+ * write. On a node that is not the owner, writes and flushes are ordered
+ * here too, then forwarded (chorus_fwd_start()); the owner logs them.
  *
  * Context: queue_rq without a plug, or the hardware queue's worker;
  * process context, GFP_NOIO scope; may sleep.
@@ -387,7 +399,9 @@ void chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 	INIT_LIST_HEAD(&rqd->wait_entry);
 	rqd->al_held = false;
 
-	if (req_op(rq) != REQ_OP_FLUSH && !chorus_al_try_begin(vol, rq)) {
+	if (req_op(rq) != REQ_OP_FLUSH &&
+	    READ_ONCE(repl->role) == CHORUS_ROLE_OWNER &&
+	    !chorus_al_try_begin(vol, rq)) {
 		spin_lock_irq(&repl->defer_lock);
 		list_add_tail(&rqd->wait_entry, &repl->deferred);
 		spin_unlock_irq(&repl->defer_lock);
@@ -624,6 +638,8 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	 * and what waits for a peer it cannot reach: the freeze below would
 	 * wait for them forever.
 	 */
+	if (repl->role != CHORUS_ROLE_OWNER)
+		chorus_fwd_fail_all(vol);
 	if (role != CHORUS_ROLE_OWNER) {
 		chorus_dev_release_held(vol, true);
 		if (repl->role == CHORUS_ROLE_OWNER) {
@@ -665,7 +681,6 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	WRITE_ONCE(repl->role, role);
 	WRITE_ONCE(repl->epoch, epoch);
 	chorus_dev_clear_held_fail(vol);
-	set_disk_ro(vol->disk, role == CHORUS_ROLE_REPLICA);
 	for (i = 0; i < CHORUS_MAX_PEERS; i++)
 		if (repl->peers[i] && READ_ONCE(repl->peers[i]->want_connect))
 			chorus_peer_connect(repl->peers[i]);
@@ -940,6 +955,14 @@ int chorus_repl_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 	case CHORUS_MSG_VERIFY_REPLY:
 		chorus_job_answer(peer, hdr);
 		return 0;
+	case CHORUS_MSG_READ:
+	case CHORUS_MSG_FWD_WRITE:
+	case CHORUS_MSG_FWD_FLUSH:
+		return chorus_fwd_serve(conn, hdr, pages, nr_pages);
+	case CHORUS_MSG_READ_DATA:
+	case CHORUS_MSG_FWD_WRITE_ACK:
+	case CHORUS_MSG_FWD_FLUSH_ACK:
+		return chorus_fwd_answer(conn, hdr, pages, nr_pages);
 	case CHORUS_MSG_PING:
 		return chorus_replica_answer(conn, hdr, CHORUS_MSG_PONG, 0);
 	case CHORUS_MSG_PONG:

@@ -8,6 +8,7 @@
  *   handshake.c      HELLO and HELLO_ACK on each connection of a session
  *   conn.c           connections: send, replies, receive checks
  *   repl.c           the owner's write path and the replica's apply path
+ *   forward.c        a non-owner's I/O shipped to the owner, and served there
  *   wire.c           building and checking wire messages
  *   bitmap.c         per-peer dirty bitmaps, in memory and on disk
  *   resync.c         bitmap resync and online verify
@@ -23,6 +24,8 @@
  * peers_lock > chorus_peer.lock. The RDMA transport's own locks come before
  * none of these: chorus_rdma_queue.cm_mutex > chorus_rdma_mutex >
  * chorus_rdma_queue.lock > chorus_peer.lock (a queue failing its peer).
+ * Forwarding: chorus_fwd.lock > chorus_peer.lock (whether a forwarded
+ * request's session is still up).
  * Documentation/architecture.md quotes this list; keep them the same.
  */
 #ifndef CHORUS_REPL_H
@@ -166,6 +169,9 @@ enum chorus_job {
  *	under @lock
  * @replica_inflight: writes received and not yet acked
  * @replica_wait: woken when @replica_inflight drops to zero
+ * @fwd_serving: requests this peer forwarded that are being served here
+ *	(forward.c), from receipt until their answer is sent or dropped
+ * @fwd_wait: woken when @fwd_serving drops to zero
  *
  * @meta_flags: CHORUS_META_PEER_* as last written, under @bm_mutex
  * @bits: dirty bitmap, one bit per chorus_repl.region_sectors, LE layout
@@ -247,6 +253,8 @@ struct chorus_peer {
 	struct chorus_path_stats paths[CHORUS_NR_PATHS];
 	atomic_t replica_inflight;
 	wait_queue_head_t replica_wait;
+	atomic_t fwd_serving;
+	wait_queue_head_t fwd_wait;
 
 	u32 meta_flags;
 	unsigned long *bits;
@@ -327,6 +335,34 @@ struct chorus_al {
 };
 
 /**
+ * struct chorus_fwd - forwarding: a non-owner's requests shipped to the owner
+ * @lock: protects which session each request of @inflight was sent on
+ *	(chorus_rq.fwd_peer, fwd_gen) and removals from @inflight, so that one
+ *	of an answer, an expiry and a role change wins; taken from the timer
+ *	work and from receive threads, with irqs off (request completion
+ *	reads nothing under it)
+ * @inflight: id -> request forwarded and not answered yet, sent or held
+ * @next_id: cursor of xa_alloc_cyclic() for @inflight
+ * @expire_work: fails requests that found no owner within the forward
+ *	timeout; runs every second while @inflight is not empty
+ * @forwarded: requests forwarded (counter)
+ * @resent: requests held (no owner, or their session ended) and sent when
+ *	a session with an owner came up (counter)
+ * @expired: requests failed by the forward timeout (counter)
+ * @served: requests of other access points served here as owner (counter)
+ */
+struct chorus_fwd {
+	spinlock_t lock; /* see above */
+	struct xarray inflight;
+	u32 next_id;
+	struct delayed_work expire_work;
+	atomic64_t forwarded;
+	atomic64_t resent;
+	atomic64_t expired;
+	atomic64_t served;
+};
+
+/**
  * struct chorus_repl - replication state of a volume
  * @conf_lock: serialises configuration: peers, role, tunables
  * @meta_lock: serialises superblock writes after attach
@@ -356,6 +392,7 @@ struct chorus_al {
  * @resync_rate: see above
  * @auto_degrade: see above
  * @al: the activity log
+ * @fwd: forwarding to the owner, while this node is not the owner
  */
 struct chorus_repl {
 	struct mutex conf_lock; /* see above */
@@ -382,6 +419,7 @@ struct chorus_repl {
 	u64 resync_rate;
 	bool auto_degrade;
 	struct chorus_al al;
+	struct chorus_fwd fwd;
 };
 
 /**
@@ -405,6 +443,12 @@ struct chorus_range {
  * @seq: per peer slot, the request's id in chorus_peer.inflight; 0 if none
  * @sent_gen: per peer slot, the session it was last sent on
  * @al_held: the request holds its activity log extents
+ * @fwd_id: its id in chorus_fwd.inflight while forwarded, 0 otherwise
+ * @fwd_peer: the peer (an owner) it was last sent to, NULL while held;
+ *	under chorus_fwd.lock
+ * @fwd_gen: that peer's session, under chorus_fwd.lock
+ * @fwd_deadline: jiffies after which a forwarded request not yet answered
+ *	fails rather than go to an owner (the forward timeout)
  */
 struct chorus_rq {
 	atomic_t pending;
@@ -414,6 +458,10 @@ struct chorus_rq {
 	u32 seq[CHORUS_MAX_PEERS];
 	u32 sent_gen[CHORUS_MAX_PEERS];
 	bool al_held;
+	u32 fwd_id;
+	struct chorus_peer *fwd_peer;
+	u32 fwd_gen;
+	unsigned long fwd_deadline;
 };
 
 /* repl.c */
@@ -438,6 +486,23 @@ void chorus_pages_free(struct page **pages, unsigned int nr);
 int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			 u64 epoch, struct netlink_ext_ack *extack);
 int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch);
+
+/* forward.c */
+extern unsigned int chorus_forward_timeout_ms;
+void chorus_fwd_init(struct chorus_volume *vol);
+void chorus_fwd_start(struct chorus_volume *vol, struct request *rq);
+void chorus_fwd_dispatch(struct chorus_volume *vol, struct request *rq);
+void chorus_fwd_resend(struct chorus_peer *peer, u32 gen);
+void chorus_fwd_fail_all(struct chorus_volume *vol);
+void chorus_fwd_stop(struct chorus_volume *vol);
+int chorus_fwd_answer(struct chorus_conn *conn,
+		      const struct chorus_wire_hdr *hdr, struct page **pages,
+		      unsigned int nr_pages);
+int chorus_fwd_serve(struct chorus_conn *conn,
+		     const struct chorus_wire_hdr *hdr, struct page **pages,
+		     unsigned int nr_pages);
+void chorus_fwd_peer_quiesce(struct chorus_peer *peer);
+bool chorus_fwd_served(struct request *rq);
 
 /* peer.c */
 int chorus_peer_add(struct chorus_volume *vol, u32 node_id,

@@ -191,6 +191,9 @@ void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
 		spin_unlock_irq(&peer->lock);
 	} else {
 		chorus_peer_set_state(peer, CHORUS_CONN_CONNECTED, NULL);
+		/* What this access point holds for an owner goes to it now. */
+		if (peer_owner)
+			chorus_fwd_resend(peer, gen);
 	}
 	pr_info("%s: peer %u connected (%u connections)\n", vol->name,
 		peer->node_id, peer->nr_conns);

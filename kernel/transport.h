@@ -35,12 +35,16 @@ struct request;
  * @more: more messages follow at once on this connection: the transport may
  *	hold this one back until the next (TCP: MSG_MORE), so that a batch of
  *	acks leaves in as few segments as it fits
+ * @detached: the caller frees @pages as soon as the send returns: the
+ *	transport keeps its own references to them for as long as it needs
+ *	them after that (TCP: the stack's; RDMA: until the SEND completes)
  */
 struct chorus_msg_data {
 	struct request *rq;
 	struct page **pages;
 	unsigned int len;
 	bool more;
+	bool detached;
 };
 
 /**

@@ -134,6 +134,8 @@ struct chorus_rdma_recv {
  * @entry: in chorus_rdma_queue.free_sends while free
  * @buf: header and inline body, mapped for the queue's lifetime
  * @sge: @buf, then the data pages mapped for this SEND only
+ * @held: per entry of @sge, the page referenced until the SEND completes
+ *	(detached data, &struct chorus_msg_data), or NULL
  * @nr_sge: entries of @sge in use
  */
 struct chorus_rdma_send {
@@ -142,6 +144,7 @@ struct chorus_rdma_send {
 	struct list_head entry;
 	void *buf;
 	struct ib_sge sge[CHORUS_RDMA_MAX_SGE];
+	struct page *held[CHORUS_RDMA_MAX_SGE];
 	unsigned int nr_sge;
 };
 
@@ -156,6 +159,7 @@ struct chorus_rdma_builder {
 	const struct chorus_wire_hdr *hdr;
 	struct chorus_rdma_send *s;
 	long timeout;
+	bool hold;
 	u32 chunk_bytes;
 	u32 win_len;
 	unsigned int win_n;

@@ -18,6 +18,8 @@
 static const u16 chorus_wire_type_flags[__CHORUS_MSG_MAX] = {
 	[CHORUS_MSG_WRITE]	 = CHORUS_MSG_F_FUA | CHORUS_MSG_F_PAYLOAD_CRC |
 				   CHORUS_MSG_F_DISCARD | CHORUS_MSG_F_ZEROES,
+	[CHORUS_MSG_FWD_WRITE]	 = CHORUS_MSG_F_FUA | CHORUS_MSG_F_PAYLOAD_CRC |
+				   CHORUS_MSG_F_DISCARD | CHORUS_MSG_F_ZEROES,
 	[CHORUS_MSG_RESYNC_DATA] = CHORUS_MSG_F_PAYLOAD_CRC,
 };
 
@@ -61,7 +63,12 @@ static u32 chorus_wire_payload_len(const struct chorus_wire_hdr *hdr)
 	case CHORUS_MSG_HELLO_ACK:
 		return sizeof(struct chorus_wire_hello);
 	case CHORUS_MSG_WRITE:
+	case CHORUS_MSG_FWD_WRITE:
 		if (flags & (CHORUS_MSG_F_DISCARD | CHORUS_MSG_F_ZEROES))
+			return 0;
+		return le32_to_cpu(hdr->len);
+	case CHORUS_MSG_READ_DATA:
+		if (le32_to_cpu(hdr->status) != CHORUS_WIRE_OK)
 			return 0;
 		return le32_to_cpu(hdr->len);
 	case CHORUS_MSG_RESYNC_DATA:
@@ -77,9 +84,21 @@ static u32 chorus_wire_payload_len(const struct chorus_wire_hdr *hdr)
 
 static bool chorus_wire_type_has_range(u8 type)
 {
-	return type == CHORUS_MSG_WRITE || type == CHORUS_MSG_WRITE_ACK ||
-	       type == CHORUS_MSG_RESYNC_DATA || type == CHORUS_MSG_RESYNC_ACK ||
-	       type == CHORUS_MSG_VERIFY_REQ || type == CHORUS_MSG_VERIFY_REPLY;
+	switch (type) {
+	case CHORUS_MSG_WRITE:
+	case CHORUS_MSG_WRITE_ACK:
+	case CHORUS_MSG_READ:
+	case CHORUS_MSG_READ_DATA:
+	case CHORUS_MSG_RESYNC_DATA:
+	case CHORUS_MSG_RESYNC_ACK:
+	case CHORUS_MSG_VERIFY_REQ:
+	case CHORUS_MSG_VERIFY_REPLY:
+	case CHORUS_MSG_FWD_WRITE:
+	case CHORUS_MSG_FWD_WRITE_ACK:
+		return true;
+	default:
+		return false;
+	}
 }
 
 /**
@@ -107,8 +126,7 @@ int chorus_wire_check_hdr(const struct chorus_wire_hdr *hdr, const char **why)
 	else if (hdr->version != CHORUS_WIRE_VERSION)
 		*why = "version";
 	else if (!hdr->type || hdr->type >= __CHORUS_MSG_MAX ||
-		 hdr->type == CHORUS_MSG_READ ||
-		 hdr->type == CHORUS_MSG_READ_DATA || hdr->type == CHORUS_MSG_NACK)
+		 hdr->type == CHORUS_MSG_NACK)
 		*why = "type";
 	else if (flags & ~chorus_wire_type_flags[hdr->type])
 		*why = "flags";
@@ -133,7 +151,8 @@ int chorus_wire_check_hdr(const struct chorus_wire_hdr *hdr, const char **why)
 		 (hdr->sector || len))
 		*why = "sector";
 	else if (chorus_wire_type_has_range(hdr->type) && !len &&
-		 hdr->type != CHORUS_MSG_WRITE_ACK)
+		 hdr->type != CHORUS_MSG_WRITE_ACK &&
+		 hdr->type != CHORUS_MSG_FWD_WRITE_ACK)
 		*why = "len";
 	return *why ? -EPROTO : 0;
 }

@@ -29,8 +29,10 @@
  * @CHORUS_MSG_WRITE_ACK: replica to owner: the WRITE with this seq completed
  * @CHORUS_MSG_FLUSH: owner to replica: flush the volatile cache
  * @CHORUS_MSG_FLUSH_ACK: replica to owner: the FLUSH completed
- * @CHORUS_MSG_READ: reserved (forwarding)
- * @CHORUS_MSG_READ_DATA: reserved (forwarding)
+ * @CHORUS_MSG_READ: access point to owner: read len bytes at sector for
+ *	the access point's own block device (forwarding)
+ * @CHORUS_MSG_READ_DATA: owner to access point: the data of the READ with
+ *	this seq (len bytes of payload when status is OK, none otherwise)
  * @CHORUS_MSG_PING: heartbeat
  * @CHORUS_MSG_PONG: heartbeat answer
  * @CHORUS_MSG_RESYNC_DATA: owner to replica: one region of a resync
@@ -43,6 +45,13 @@
  *	owner takes over
  * @CHORUS_MSG_NACK: reserved
  * @CHORUS_MSG_STATE_ACK: replica to owner: the STATE is on disk
+ * @CHORUS_MSG_FWD_WRITE: access point to owner: a write (discard, write
+ *	zeroes) submitted to the access point's block device, for the owner
+ *	to apply as its own; flags and payload as WRITE
+ * @CHORUS_MSG_FWD_WRITE_ACK: owner to access point: the FWD_WRITE with
+ *	this seq completed on the whole write set (or why not)
+ * @CHORUS_MSG_FWD_FLUSH: access point to owner: a flush of its block device
+ * @CHORUS_MSG_FWD_FLUSH_ACK: owner to access point: the FWD_FLUSH completed
  * @__CHORUS_MSG_MAX: one past the last type, not a type
  */
 enum chorus_msg_type {
@@ -63,6 +72,10 @@ enum chorus_msg_type {
 	CHORUS_MSG_STATE,
 	CHORUS_MSG_NACK,
 	CHORUS_MSG_STATE_ACK,
+	CHORUS_MSG_FWD_WRITE,
+	CHORUS_MSG_FWD_WRITE_ACK,
+	CHORUS_MSG_FWD_FLUSH,
+	CHORUS_MSG_FWD_FLUSH_ACK,
 
 	__CHORUS_MSG_MAX,
 };
@@ -79,6 +92,8 @@ enum chorus_msg_type {
  * @CHORUS_WIRE_IO_ERROR: the replica's backing device failed the I/O
  * @CHORUS_WIRE_STALE_EPOCH: the epoch is older than the highest accepted
  * @CHORUS_WIRE_NOT_MEMBER: the receiver does not take this from the sender
+ *	(for forwarded requests: the receiver is not the owner, or the session
+ *	they came on is no longer its current one)
  * @CHORUS_WIRE_BAD_REQUEST: the request makes no sense to the receiver
  * @CHORUS_WIRE_MISMATCH: VERIFY_REPLY: the region differs
  * @CHORUS_WIRE_REFUSED: HELLO_ACK: uuid, size or block size differ, or

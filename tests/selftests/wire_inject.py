@@ -112,7 +112,7 @@ def crafted(args):
     elif c == "bad-type":
         w["mtype"] = 99
     elif c == "reserved-type":
-        w["mtype"] = 7  # READ: reserved
+        w["mtype"] = 16  # NACK: reserved
     elif c == "bad-flags":
         w["flags"] = 0x100
     elif c == "bad-payload-len":

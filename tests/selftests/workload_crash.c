@@ -143,8 +143,9 @@ TEST_F_TIMEOUT(workload_crash, ext4_owner_killed, 900)
 	/* The old owner comes back as a replica and is resynced. */
 	ASSERT_EQ(0, rl_vm_start(PEER, &self->env.remote_mark[0], _metadata->name));
 	ASSERT_EQ(0, rl_node_reattach(PEER, &one, 1));
-	EXPECT_EQ(0, rl_on(PEER, "test \"$(cat /sys/block/chorus0/ro)\" = 1"))
-		TH_LOG("the old owner did not come back read-only");
+	EXPECT_EQ(0, rl_on(PEER, "%s volume status " VOL " --json | "
+			   "jq -e '.role == \"replica\"' >/dev/null", rl_ctl()))
+		TH_LOG("the old owner did not come back as a replica");
 	ASSERT_EQ(0, rl_on(PEER, "%s peer connect " VOL " 1 >/dev/null", rl_ctl()));
 	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", rl_ctl()));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 180));

@@ -153,7 +153,7 @@ static inline int rl_node_up(int node, bool zero, const char *initial, const int
  * Bring node @node up again on the volume already on its disk (after a
  * crash and a new boot): attach without formatting, listen, declare @peers
  * again. The kernel decides the role from the metadata: a volume whose
- * superblock names peers comes back as a read-only replica. The initial
+ * superblock names peers comes back as a replica. The initial
  * sync given is "full", so a peer whose slot was lost would be copied in
  * full, which a resync bound in the test then catches.
  */

@@ -1,0 +1,686 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * chorus - replicated block storage: forwarding.
+ *
+ * Every node with a volume has its block device, but only the owner orders
+ * and replicates writes. On any other node (an access point) every request
+ * is shipped to the owner over the replication session with it, and
+ * completes when the owner has completed it: a write once it is on the
+ * whole write set, a read with the owner's data.
+ *
+ * The access point keeps what it forwarded in chorus_fwd.inflight until
+ * the answer comes. Writes still go through the range tree first
+ * (chorus_repl_queue_rq()), so two overlapping writes are never forwarded
+ * together and keep their order. A request whose session ends before its
+ * answer, or that finds no owner, is held and sent again on the next
+ * session with an owner, under that owner's epoch (a block write is
+ * idempotent). A request that found no owner within the forward timeout
+ * fails instead: a host that gave up on this path has resent its write on
+ * another one by then, and an old copy arriving after the new one must
+ * never overwrite it (Documentation/forwarding.md, "Stale writes").
+ *
+ * The owner serves a forwarded request only if it is still the owner at
+ * the epoch the request carries and the session it came on is still the
+ * current one: it submits a bio to its own block device (so the lease,
+ * the activity log and the write set apply as to any write) from a work
+ * item, never from the receive thread, whose acks that write may wait
+ * for, and answers on the same session.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/blk-mq.h>
+#include <linux/highmem.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
+#include <linux/slab.h>
+
+#include "chorus.h"
+
+unsigned int chorus_forward_timeout_ms = 20000;
+module_param_named(forward_timeout_ms, chorus_forward_timeout_ms, uint, 0644);
+MODULE_PARM_DESC(forward_timeout_ms,
+		 "how long an access point holds a request that finds no owner before failing it, ms (1000..600000, default 20000)");
+
+static unsigned long chorus_fwd_timeout(void)
+{
+	return msecs_to_jiffies(clamp_val(READ_ONCE(chorus_forward_timeout_ms),
+					  1000, 600000));
+}
+
+static void chorus_fwd_expire_workfn(struct work_struct *work);
+
+/**
+ * chorus_fwd_init() - initialise the forwarding state of a new volume
+ * @vol: the volume
+ */
+void chorus_fwd_init(struct chorus_volume *vol)
+{
+	struct chorus_fwd *fwd = &vol->repl.fwd;
+
+	spin_lock_init(&fwd->lock);
+	xa_init_flags(&fwd->inflight, XA_FLAGS_ALLOC1);
+	INIT_DELAYED_WORK(&fwd->expire_work, chorus_fwd_expire_workfn);
+}
+
+/**
+ * chorus_fwd_stop() - stop forwarding for a volume being destroyed
+ * @vol: the volume; no request is in flight
+ */
+void chorus_fwd_stop(struct chorus_volume *vol)
+{
+	cancel_delayed_work_sync(&vol->repl.fwd.expire_work);
+	WARN_ON_ONCE(!xa_empty(&vol->repl.fwd.inflight));
+	xa_destroy(&vol->repl.fwd.inflight);
+}
+
+/* The access point's side. */
+
+/* The peer this node has a session with that says it is the owner. */
+static struct chorus_peer *chorus_fwd_owner(struct chorus_volume *vol, u32 *gen)
+{
+	struct chorus_peer *peer;
+	bool found;
+	int i;
+
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		peer = vol->repl.peers[i];
+		if (!peer)
+			continue;
+		spin_lock_irq(&peer->lock);
+		found = peer->conn_state == CHORUS_CONN_CONNECTED &&
+			peer->peer_owner;
+		*gen = peer->gen;
+		spin_unlock_irq(&peer->lock);
+		if (found)
+			return peer;
+	}
+	return NULL;
+}
+
+/* Whether @rqd was sent on a session that is still up. */
+static bool chorus_fwd_sent_live(struct chorus_rq *rqd)
+{
+	struct chorus_peer *peer = rqd->fwd_peer;
+	bool live;
+
+	if (!peer)
+		return false;
+	spin_lock(&peer->lock);
+	live = peer->gen == rqd->fwd_gen &&
+	       peer->conn_state == CHORUS_CONN_CONNECTED;
+	spin_unlock(&peer->lock);
+	return live;
+}
+
+/*
+ * Take the right to send @rq on @peer's session @gen: it is still
+ * forwarded and was not sent on that session yet. Context: fwd->lock not
+ * held.
+ */
+static bool chorus_fwd_claim(struct chorus_fwd *fwd, struct request *rq,
+			     struct chorus_peer *peer, u32 gen)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	bool claimed = false;
+
+	spin_lock_irq(&fwd->lock);
+	if (xa_load(&fwd->inflight, rqd->fwd_id) == rq &&
+	    (rqd->fwd_peer != peer || rqd->fwd_gen != gen)) {
+		rqd->fwd_peer = peer;
+		rqd->fwd_gen = gen;
+		claimed = true;
+	}
+	spin_unlock_irq(&fwd->lock);
+	return claimed;
+}
+
+static void chorus_fwd_init_hdr(struct chorus_volume *vol, struct request *rq,
+				struct chorus_wire_hdr *hdr,
+				struct chorus_msg_data *data)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	u64 epoch = READ_ONCE(vol->repl.epoch);
+	u32 bytes = blk_rq_bytes(rq);
+	u16 flags = 0;
+
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		chorus_wire_init_hdr(hdr, CHORUS_MSG_READ, epoch, rqd->fwd_id,
+				     blk_rq_pos(rq), bytes);
+		return;
+	case REQ_OP_FLUSH:
+		chorus_wire_init_hdr(hdr, CHORUS_MSG_FWD_FLUSH, epoch,
+				     rqd->fwd_id, 0, 0);
+		return;
+	default:
+		break;
+	}
+	chorus_wire_init_hdr(hdr, CHORUS_MSG_FWD_WRITE, epoch, rqd->fwd_id,
+			     blk_rq_pos(rq), bytes);
+	if (rq->cmd_flags & REQ_FUA)
+		flags |= CHORUS_MSG_F_FUA;
+	if (req_op(rq) == REQ_OP_DISCARD) {
+		flags |= CHORUS_MSG_F_DISCARD;
+	} else if (req_op(rq) == REQ_OP_WRITE_ZEROES) {
+		flags |= CHORUS_MSG_F_ZEROES;
+	} else {
+		hdr->payload_len = cpu_to_le32(bytes);
+		data->rq = rq;
+		data->len = bytes;
+	}
+	hdr->flags = cpu_to_le16(flags);
+}
+
+/*
+ * Send a claimed request on @peer's session @gen. If that session is gone,
+ * nothing is sent: the request stays held for the next one. The answer
+ * may complete @rq as soon as the data is out: nothing here touches @rq
+ * after the send.
+ */
+static void chorus_fwd_send(struct chorus_peer *peer, struct request *rq,
+			    u32 gen)
+{
+	struct chorus_msg_data data = {};
+	struct chorus_wire_hdr hdr;
+	struct chorus_conn *conn;
+	int ret;
+
+	chorus_fwd_init_hdr(peer->vol, rq, &hdr, &data);
+	down_read(&peer->session_sem);
+	conn = peer->conns[rq->mq_hctx->queue_num % peer->nr_conns];
+	if (!conn || conn->gen != gen) {
+		up_read(&peer->session_sem);
+		return;
+	}
+	ret = chorus_conn_send(conn, &hdr, NULL, data.len ? &data : NULL);
+	up_read(&peer->session_sem);
+	if (ret)
+		chorus_peer_fail(peer, gen, "send failed");
+}
+
+/**
+ * chorus_fwd_dispatch() - forward a request to the owner, or hold it
+ * @vol: the volume, of which this node is not the owner
+ * @rq: a started request holding the submitter's reference, which the
+ *	answer (or the forward timeout, or a role change) drops
+ *
+ * Context: process context, GFP_NOIO scope; may sleep.
+ */
+void chorus_fwd_dispatch(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_fwd *fwd = &vol->repl.fwd;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	struct chorus_peer *peer;
+	u32 id, gen;
+
+	memset(rqd->seq, 0, sizeof(rqd->seq));
+	rqd->fwd_peer = NULL;
+	rqd->fwd_gen = 0;
+	rqd->fwd_deadline = jiffies + chorus_fwd_timeout();
+	if (xa_alloc_cyclic(&fwd->inflight, &id, rq, XA_LIMIT(1, U32_MAX),
+			    &fwd->next_id, GFP_NOIO) < 0) {
+		WRITE_ONCE(rqd->status, BLK_STS_RESOURCE);
+		chorus_rq_put(rq);
+		return;
+	}
+	rqd->fwd_id = id;
+	atomic64_inc(&fwd->forwarded);
+	/*
+	 * Stored first, then the owner looked up: a session established in
+	 * between sees the entry (chorus_fwd_resend()), and the claim lets
+	 * only one of us send it.
+	 */
+	peer = chorus_fwd_owner(vol, &gen);
+	if (peer && chorus_fwd_claim(fwd, rq, peer, gen))
+		chorus_fwd_send(peer, rq, gen);
+	queue_delayed_work(chorus_wq, &fwd->expire_work, HZ);
+}
+
+/**
+ * chorus_fwd_start() - start a request on a node that is not the owner
+ * @vol: the volume
+ * @rq: a started request
+ *
+ * Reads are forwarded at once; writes and flushes first go through the
+ * range tree, like the owner's, so that overlapping writes are forwarded
+ * one after the other.
+ *
+ * Context: as chorus_repl_queue_rq().
+ */
+void chorus_fwd_start(struct chorus_volume *vol, struct request *rq)
+{
+	if (req_op(rq) == REQ_OP_READ)
+		chorus_fwd_dispatch(vol, rq);
+	else
+		chorus_repl_queue_rq(vol, rq);
+}
+
+/**
+ * chorus_fwd_resend() - send what waits for an owner on its new session
+ * @peer: a peer that said it is the owner, just connected
+ * @gen: the session
+ *
+ * Context: process context, the peer's session_mutex held.
+ */
+void chorus_fwd_resend(struct chorus_peer *peer, u32 gen)
+{
+	struct chorus_fwd *fwd = &peer->vol->repl.fwd;
+	unsigned int noio = memalloc_noio_save();
+	struct request *rq;
+	unsigned long idx;
+
+	xa_for_each(&fwd->inflight, idx, rq) {
+		if (!chorus_fwd_claim(fwd, rq, peer, gen))
+			continue;
+		atomic64_inc(&fwd->resent);
+		chorus_fwd_send(peer, rq, gen);
+	}
+	memalloc_noio_restore(noio);
+}
+
+/*
+ * Fail every forwarded request that is not on a live session: all of
+ * them when @all, else those past the forward timeout. A request on a
+ * live session is being sent or served: its answer completes it.
+ */
+static void chorus_fwd_expire(struct chorus_volume *vol, bool all)
+{
+	struct chorus_fwd *fwd = &vol->repl.fwd;
+	struct chorus_rq *rqd;
+	struct request *rq;
+	unsigned long idx;
+	bool fail;
+
+	xa_for_each(&fwd->inflight, idx, rq) {
+		rqd = blk_mq_rq_to_pdu(rq);
+		spin_lock_irq(&fwd->lock);
+		fail = xa_load(&fwd->inflight, idx) == rq &&
+		       (all || time_after(jiffies, rqd->fwd_deadline)) &&
+		       !chorus_fwd_sent_live(rqd);
+		if (fail)
+			xa_erase(&fwd->inflight, idx);
+		spin_unlock_irq(&fwd->lock);
+		if (!fail)
+			continue;
+		atomic64_inc(&fwd->expired);
+		pr_warn_ratelimited("%s: no owner took a forwarded request in time: it fails\n",
+				    vol->name);
+		WRITE_ONCE(rqd->status, BLK_STS_IOERR);
+		chorus_rq_put(rq);
+	}
+}
+
+static void chorus_fwd_expire_workfn(struct work_struct *work)
+{
+	struct chorus_fwd *fwd =
+		container_of(to_delayed_work(work), struct chorus_fwd, expire_work);
+	struct chorus_repl *repl = container_of(fwd, struct chorus_repl, fwd);
+
+	chorus_fwd_expire(container_of(repl, struct chorus_volume, repl), false);
+	if (!xa_empty(&fwd->inflight))
+		queue_delayed_work(chorus_wq, &fwd->expire_work, HZ);
+}
+
+/**
+ * chorus_fwd_fail_all() - fail what this node holds for an owner
+ * @vol: the volume, whose role is about to change
+ *
+ * The role change waits for every request in flight: a request that no
+ * owner has would never drain. Requests sent on a live session are left to
+ * their answers.
+ *
+ * Context: process context, chorus_repl.conf_lock held.
+ */
+void chorus_fwd_fail_all(struct chorus_volume *vol)
+{
+	lockdep_assert_held(&vol->repl.conf_lock);
+	chorus_fwd_expire(vol, true);
+}
+
+/* Copy a READ_DATA payload into the request's pages. */
+static void chorus_fwd_copy_read(struct request *rq, struct page **pages)
+{
+	struct req_iterator iter;
+	struct bio_vec bv;
+	size_t off = 0;
+
+	rq_for_each_segment(bv, rq, iter) {
+		unsigned int done = 0;
+
+		while (done < bv.bv_len) {
+			struct page *src = pages[off >> PAGE_SHIFT];
+			unsigned int soff = offset_in_page(off);
+			unsigned int n = min_t(unsigned int, bv.bv_len - done,
+					       PAGE_SIZE - soff);
+
+			memcpy_to_page(bv.bv_page, bv.bv_offset + done,
+				       page_address(src) + soff, n);
+			done += n;
+			off += n;
+		}
+	}
+}
+
+static bool chorus_fwd_answer_matches(struct request *rq,
+				      const struct chorus_wire_hdr *hdr)
+{
+	u8 want;
+
+	switch (req_op(rq)) {
+	case REQ_OP_READ:
+		want = CHORUS_MSG_READ_DATA;
+		break;
+	case REQ_OP_FLUSH:
+		return hdr->type == CHORUS_MSG_FWD_FLUSH_ACK;
+	default:
+		want = CHORUS_MSG_FWD_WRITE_ACK;
+		break;
+	}
+	return hdr->type == want &&
+	       le64_to_cpu(hdr->sector) == blk_rq_pos(rq) &&
+	       le32_to_cpu(hdr->len) == blk_rq_bytes(rq);
+}
+
+/**
+ * chorus_fwd_answer() - the owner answered a forwarded request
+ * @conn: the connection it came on
+ * @hdr: FWD_WRITE_ACK, FWD_FLUSH_ACK or READ_DATA, checked
+ * @pages: READ_DATA's payload, owned by this function; NULL if none
+ * @nr_pages: entries of @pages
+ *
+ * An answer on another session than the request's last send is late and
+ * ignored. A refusal (the sender is not the owner at that epoch) holds the
+ * request again for the next owner.
+ *
+ * Context: the transport's receive context.
+ * Return: 0, or -EPROTO when the answer does not fit its request.
+ */
+int chorus_fwd_answer(struct chorus_conn *conn,
+		      const struct chorus_wire_hdr *hdr, struct page **pages,
+		      unsigned int nr_pages)
+{
+	struct chorus_volume *vol = conn->peer->vol;
+	struct chorus_fwd *fwd = &vol->repl.fwd;
+	u32 status = le32_to_cpu(hdr->status);
+	u64 seq = le64_to_cpu(hdr->seq);
+	struct chorus_rq *rqd = NULL;
+	struct request *rq;
+	int ret = 0;
+
+	spin_lock_irq(&fwd->lock);
+	rq = seq <= U32_MAX ? xa_load(&fwd->inflight, seq) : NULL;
+	if (rq) {
+		rqd = blk_mq_rq_to_pdu(rq);
+		if (rqd->fwd_peer != conn->peer || rqd->fwd_gen != conn->gen) {
+			rq = NULL;
+		} else if (!chorus_fwd_answer_matches(rq, hdr)) {
+			rq = NULL;
+			ret = -EPROTO;
+		} else if (status == CHORUS_WIRE_NOT_MEMBER ||
+			   status == CHORUS_WIRE_STALE_EPOCH) {
+			rqd->fwd_peer = NULL;
+			rq = NULL;
+		} else {
+			xa_erase(&fwd->inflight, seq);
+		}
+	}
+	spin_unlock_irq(&fwd->lock);
+
+	if (rq) {
+		if (status != CHORUS_WIRE_OK)
+			WRITE_ONCE(rqd->status, BLK_STS_IOERR);
+		else if (req_op(rq) == REQ_OP_READ)
+			chorus_fwd_copy_read(rq, pages);
+		chorus_rq_put(rq);
+	} else if (status == CHORUS_WIRE_NOT_MEMBER ||
+		   status == CHORUS_WIRE_STALE_EPOCH) {
+		pr_info_ratelimited("%s: peer %u refused a forwarded request (status %u): held for the next owner\n",
+				    vol->name, conn->peer->node_id, status);
+	}
+	chorus_pages_free(pages, nr_pages);
+	if (ret)
+		pr_warn_ratelimited("%s: peer %u: answer that does not fit its forwarded request; closing\n",
+				    vol->name, conn->peer->node_id);
+	return ret;
+}
+
+/* The owner's side. */
+
+/**
+ * struct chorus_fwd_io - a forwarded request being served by the owner
+ * @submit_work: checks and submits it
+ * @answer_work: sends the answer
+ * @peer: the access point that sent it
+ * @gen: the session it came on
+ * @conn_index: the connection it came on, where the answer goes
+ * @req: its header
+ * @pages: its payload (a write), or the pages read (a read)
+ * @nr_pages: entries of @pages
+ * @status: &enum chorus_wire_status of the answer
+ */
+struct chorus_fwd_io {
+	struct work_struct submit_work;
+	struct work_struct answer_work;
+	struct chorus_peer *peer;
+	u32 gen;
+	int conn_index;
+	struct chorus_wire_hdr req;
+	struct page **pages;
+	unsigned int nr_pages;
+	u32 status;
+};
+
+static u8 chorus_fwd_answer_type(u8 type)
+{
+	switch (type) {
+	case CHORUS_MSG_READ:
+		return CHORUS_MSG_READ_DATA;
+	case CHORUS_MSG_FWD_FLUSH:
+		return CHORUS_MSG_FWD_FLUSH_ACK;
+	default:
+		return CHORUS_MSG_FWD_WRITE_ACK;
+	}
+}
+
+static void chorus_fwd_answer_workfn(struct work_struct *work)
+{
+	struct chorus_fwd_io *io =
+		container_of(work, struct chorus_fwd_io, answer_work);
+	struct chorus_peer *peer = io->peer;
+	struct chorus_msg_data data = { .detached = true };
+	struct chorus_wire_hdr hdr;
+	struct chorus_conn *conn;
+	int ret = 0;
+
+	chorus_wire_init_hdr(&hdr, chorus_fwd_answer_type(io->req.type),
+			     le64_to_cpu(io->req.epoch), le64_to_cpu(io->req.seq),
+			     le64_to_cpu(io->req.sector), le32_to_cpu(io->req.len));
+	hdr.status = cpu_to_le32(io->status);
+	if (io->req.type == CHORUS_MSG_READ && io->status == CHORUS_WIRE_OK) {
+		hdr.payload_len = io->req.len;
+		data.pages = io->pages;
+		data.len = le32_to_cpu(io->req.len);
+	}
+
+	down_read(&peer->session_sem);
+	conn = peer->conns[io->conn_index];
+	if (conn && conn->gen == io->gen)
+		ret = chorus_conn_send(conn, &hdr, NULL, data.len ? &data : NULL);
+	up_read(&peer->session_sem);
+	if (ret)
+		chorus_peer_fail(peer, io->gen, "send failed");
+
+	chorus_pages_free(io->pages, io->nr_pages);
+	kfree(io);
+	if (atomic_dec_and_test(&peer->fwd_serving))
+		wake_up_all(&peer->fwd_wait);
+}
+
+static void chorus_fwd_served_endio(struct bio *bio)
+{
+	struct chorus_fwd_io *io = bio->bi_private;
+
+	/* Offline: this node stopped being the owner before it started. */
+	if (bio->bi_status == BLK_STS_OFFLINE)
+		io->status = CHORUS_WIRE_NOT_MEMBER;
+	else if (bio->bi_status)
+		io->status = CHORUS_WIRE_IO_ERROR;
+	bio_put(bio);
+	queue_work(chorus_wq, &io->answer_work);
+}
+
+/**
+ * chorus_fwd_served() - whether a request is one this node serves for
+ *	another access point
+ * @rq: a request of the volume's queue
+ *
+ * Such bios never merge with others, so the first says it.
+ */
+bool chorus_fwd_served(struct request *rq)
+{
+	return rq->bio && rq->bio->bi_end_io == chorus_fwd_served_endio;
+}
+
+/* Whether @io may be served: this node owns the volume at its epoch. */
+static u32 chorus_fwd_check(struct chorus_fwd_io *io)
+{
+	struct chorus_peer *peer = io->peer;
+	struct chorus_volume *vol = peer->vol;
+	bool live;
+
+	/*
+	 * The session is current until a failure or a teardown names it
+	 * (fail_gen); it may not be CONNECTED yet: the owner resends what it
+	 * holds for the peer first, and the peer forwards meanwhile.
+	 */
+	spin_lock_irq(&peer->lock);
+	live = peer->gen == io->gen && peer->fail_gen != io->gen &&
+	       !peer->fenced;
+	spin_unlock_irq(&peer->lock);
+	if (!live || READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER)
+		return CHORUS_WIRE_NOT_MEMBER;
+	if (le64_to_cpu(io->req.epoch) != READ_ONCE(vol->repl.epoch))
+		return CHORUS_WIRE_STALE_EPOCH;
+	return CHORUS_WIRE_OK;
+}
+
+static struct bio *chorus_fwd_bio(struct chorus_fwd_io *io)
+{
+	struct chorus_volume *vol = io->peer->vol;
+	u16 flags = le16_to_cpu(io->req.flags);
+	u32 len = le32_to_cpu(io->req.len);
+	blk_opf_t opf = REQ_NOMERGE;
+	struct bio *bio;
+	unsigned int i;
+
+	if (io->req.type == CHORUS_MSG_FWD_FLUSH)
+		opf |= REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC;
+	else if (io->req.type == CHORUS_MSG_READ)
+		opf |= REQ_OP_READ;
+	else if (flags & CHORUS_MSG_F_DISCARD)
+		opf |= REQ_OP_DISCARD;
+	else if (flags & CHORUS_MSG_F_ZEROES)
+		opf |= REQ_OP_WRITE_ZEROES;
+	else
+		opf |= REQ_OP_WRITE | REQ_SYNC;
+	if (flags & CHORUS_MSG_F_FUA)
+		opf |= REQ_FUA;
+
+	bio = bio_alloc(vol->disk->part0, io->nr_pages, opf, GFP_NOIO);
+	bio->bi_iter.bi_sector = le64_to_cpu(io->req.sector);
+	bio->bi_private = io;
+	bio->bi_end_io = chorus_fwd_served_endio;
+	for (i = 0; i < io->nr_pages; i++)
+		__bio_add_page(bio, io->pages[i],
+			       min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE), 0);
+	if (!io->nr_pages && io->req.type != CHORUS_MSG_FWD_FLUSH)
+		bio->bi_iter.bi_size = len;
+	return bio;
+}
+
+/* Pages for a read of @len bytes, or NULL. */
+static struct page **chorus_fwd_read_pages(u32 len, unsigned int *nr)
+{
+	struct page **pages;
+	unsigned int i;
+
+	*nr = DIV_ROUND_UP(len, PAGE_SIZE);
+	pages = kcalloc(*nr, sizeof(*pages), GFP_NOIO);
+	for (i = 0; pages && i < *nr; i++) {
+		pages[i] = alloc_page(GFP_NOIO);
+		if (!pages[i]) {
+			chorus_pages_free(pages, *nr);
+			return NULL;
+		}
+	}
+	return pages;
+}
+
+static void chorus_fwd_submit_workfn(struct work_struct *work)
+{
+	struct chorus_fwd_io *io =
+		container_of(work, struct chorus_fwd_io, submit_work);
+	unsigned int noio = memalloc_noio_save();
+
+	io->status = chorus_fwd_check(io);
+	if (io->status == CHORUS_WIRE_OK && io->req.type == CHORUS_MSG_READ) {
+		io->pages = chorus_fwd_read_pages(le32_to_cpu(io->req.len),
+						  &io->nr_pages);
+		if (!io->pages) {
+			io->nr_pages = 0;
+			io->status = CHORUS_WIRE_IO_ERROR;
+		}
+	}
+	if (io->status == CHORUS_WIRE_OK) {
+		atomic64_inc(&io->peer->vol->repl.fwd.served);
+		submit_bio(chorus_fwd_bio(io));
+	} else {
+		queue_work(chorus_wq, &io->answer_work);
+	}
+	memalloc_noio_restore(noio);
+}
+
+/**
+ * chorus_fwd_serve() - an access point forwarded a request to this owner
+ * @conn: the connection it came on
+ * @hdr: FWD_WRITE, FWD_FLUSH or READ, checked
+ * @pages: FWD_WRITE's payload, owned by this function; NULL if none
+ * @nr_pages: entries of @pages
+ *
+ * Context: the transport's receive context.
+ * Return: 0, or -ENOMEM (the session is closed).
+ */
+int chorus_fwd_serve(struct chorus_conn *conn,
+		     const struct chorus_wire_hdr *hdr, struct page **pages,
+		     unsigned int nr_pages)
+{
+	struct chorus_peer *peer = conn->peer;
+	struct chorus_fwd_io *io = kzalloc(sizeof(*io), GFP_NOIO);
+
+	if (!io) {
+		chorus_pages_free(pages, nr_pages);
+		return -ENOMEM;
+	}
+	INIT_WORK(&io->submit_work, chorus_fwd_submit_workfn);
+	INIT_WORK(&io->answer_work, chorus_fwd_answer_workfn);
+	io->peer = peer;
+	io->gen = conn->gen;
+	io->conn_index = conn->index;
+	io->req = *hdr;
+	io->pages = pages;
+	io->nr_pages = nr_pages;
+	atomic_inc(&peer->fwd_serving);
+	queue_work(chorus_wq, &io->submit_work);
+	return 0;
+}
+
+/**
+ * chorus_fwd_peer_quiesce() - wait until nothing a peer forwarded is served
+ * @peer: a peer whose session is closed
+ *
+ * Context: process context.
+ */
+void chorus_fwd_peer_quiesce(struct chorus_peer *peer)
+{
+	wait_event(peer->fwd_wait, !atomic_read(&peer->fwd_serving));
+}

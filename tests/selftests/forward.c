@@ -1,0 +1,227 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * forward: a node that is not the owner serves its block device by
+ * forwarding every request to the owner (kernel/forward.c), 2 VMs.
+ *
+ * vm1, where this binary runs, is the owner (epoch 5); vm2 is the replica
+ * and the access point under test: everything is written and read through
+ * vm2's /dev/chorus0. Each case checks the data on both replicas' backing
+ * devices, not only exit codes, and ends with vm2's module unloaded with
+ * its session up. The data path runs over TCP and over RDMA (what differs:
+ * the forwarded write's pages and the READ_DATA answer, whose pages the
+ * owner frees when the send returns); the failure cases are decided above
+ * the transport and run over TCP.
+ */
+#include "common.h"
+#include "repl_lab.h"
+
+#define PEER		2
+#define VOL		RL_VOL
+#define SIZE_MB		RL_SIZE_MB
+#define EPOCH		5
+#define MNT		"/mnt/chorus-fwd"
+#define FWD_PARAM	"/sys/module/chorus/parameters/forward_timeout_ms"
+
+FIXTURE(forward) {
+	struct chorus_env env;
+	char acked[512];	/* the file workload's acknowledgements, on the host */
+};
+
+FIXTURE_VARIANT(forward) {
+	const char *transport;
+	const char *check_cases;	/* see chorus_in_check_lane() */
+};
+
+FIXTURE_VARIANT_ADD(forward, tcp) {
+	.transport = "tcp",
+};
+
+FIXTURE_VARIANT_ADD(forward, rdma) {
+	.transport = "rdma",
+	.check_cases = "access_point_fio_verify",
+};
+
+FIXTURE_SETUP(forward)
+{
+	const char *count = getenv("CHORUS_VM_COUNT"), *lab = getenv("LAB_DIR");
+	int vm;
+
+	CHORUS_CHECK_LANE(variant->check_cases);
+	env_setup(_metadata, &self->env, false);
+	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 1 && lab)
+		TH_LOG("needs a lab of 2 VMs and to run on vm1");
+	snprintf(self->acked, sizeof(self->acked), "%s/vm1/fwd-acked-%d.log", lab, getpid());
+	if (!rl_vm_alive(PEER))
+		ASSERT_EQ(0, rl_vm_start(PEER, NULL, NULL));
+	ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[0], PEER, _metadata->name));
+	self->env.nremote = 1;
+	for (vm = 1; vm <= 2; vm++) {
+		rl_on(vm, "umount " MNT " 2>/dev/null; true");
+		rl_node_down(vm);
+	}
+	rl_start_pair(variant->transport, 1, EPOCH);
+}
+
+FIXTURE_TEARDOWN(forward)
+{
+	int rc;
+
+	rl_on(PEER, "ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; "
+	      "umount " MNT " 2>/dev/null; true");
+	run("umount " MNT " 2>/dev/null; rm -f %s; true", self->acked);
+	/* Unload with the session up: both sides must let go. */
+	rc = rl_on(PEER, "if [ -d /sys/module/chorus ]; then %s volume destroy " VOL
+		   " && rmmod chorus; fi", rl_ctl());
+	env_teardown(_metadata, &self->env);
+	rl_node_down(PEER);
+	EXPECT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2 failed");
+}
+
+static uint64_t fwd_counter(int vm, const char *name)
+{
+	char out[64];
+
+	if (rl_on_out(vm, out, sizeof(out), "cat /sys/block/chorus0/chorus/%s", name))
+		return UINT64_MAX;
+	return strtoull(out, NULL, 10);
+}
+
+static void __replicas_identical(struct __test_metadata *_metadata)
+{
+	char a[64], b[64];
+
+	ASSERT_EQ(0, rl_md5(1, a, sizeof(a)));
+	ASSERT_EQ(0, rl_md5(PEER, b, sizeof(b)));
+	EXPECT_STREQ(a, b) TH_LOG("the replicas differ");
+}
+#define replicas_identical() __replicas_identical(_metadata)
+
+/* The 4 KiB block at @off_mb MiB of @dev on @vm is filled with byte @byte. */
+static bool block_is(int vm, const char *dev, int off_mb, int byte)
+{
+	return !rl_on(vm, "dd if=%s bs=4k count=1 skip=%d iflag=direct status=none | "
+		      "python3 -c \"import sys; "
+		      "sys.exit(sys.stdin.buffer.read() != bytes([%d]) * 4096)\"",
+		      dev, off_mb * 256, byte);
+}
+
+/* Write 4 KiB of byte @byte at @off MiB of @vm's /dev/chorus0, O_DIRECT. */
+#define WRITE_BLOCK "python3 -c \"import os; fd = os.open('/dev/chorus0', os.O_WRONLY | " \
+		    "os.O_DIRECT); import mmap; m = mmap.mmap(-1, 4096); " \
+		    "m.write(bytes([%d]) * 4096); os.pwrite(fd, m, %d << 20)\""
+
+/*
+ * fio with verify on the access point: every write goes to the owner and
+ * back to this replica through the write set, every verify read comes from
+ * the owner. Both replicas end byte-identical.
+ */
+TEST_F_TIMEOUT(forward, access_point_fio_verify, 300)
+{
+	ASSERT_EQ(0, rl_on(PEER, RL_FIO "--rw=randwrite --bsrange=4k-128k --iodepth=16 "
+			   "--size=%dM --io_size=16M --verify=crc32c --verify_fatal=1 "
+			   ">/dev/null", SIZE_MB))
+		TH_LOG("fio on the access point failed");
+	EXPECT_LT(100, fwd_counter(PEER, "forwarded")) TH_LOG("vm2 did not forward");
+	EXPECT_LT(100, fwd_counter(1, "forward_served")) TH_LOG("vm1 served nothing");
+	EXPECT_EQ(0, fwd_counter(PEER, "forward_expired"));
+	EXPECT_EQ(0, fwd_counter(1, "forwarded")) TH_LOG("the owner forwarded");
+	replicas_identical();
+}
+
+/*
+ * ext4 made and used on the access point: buffered writes, fsync of files
+ * and directories, renames, unmount (flushes, FUA). The owner then finds
+ * a clean file system with every acknowledged change in it.
+ */
+TEST_F_TIMEOUT(forward, access_point_ext4_fsync_rename, 400)
+{
+	ASSERT_EQ(0, rl_on(PEER, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT
+			   " && mount /dev/chorus0 " MNT));
+	ASSERT_EQ(0, rl_on(PEER, "python3 %s/tests/selftests/fs_workload.py write " MNT
+			   " --files 60 --seed 7 > %s", chorus_src(), self->acked))
+		TH_LOG("the file workload on the access point failed");
+	ASSERT_EQ(0, rl_on(PEER, "umount " MNT));
+
+	EXPECT_EQ(0, run("e2fsck -fn /dev/chorus0 >/dev/null 2>&1"))
+		TH_LOG("fsck on the owner is not clean");
+	ASSERT_EQ(0, run("mkdir -p " MNT " && mount -o ro /dev/chorus0 " MNT));
+	EXPECT_EQ(0, run("python3 %s/tests/selftests/fs_workload.py verify " MNT " %s",
+			 chorus_src(), self->acked)) TH_LOG("acknowledged changes are missing");
+	ASSERT_EQ(0, run("umount " MNT));
+	EXPECT_LT(0, fwd_counter(PEER, "forwarded"));
+	replicas_identical();
+}
+
+/*
+ * The owner is out of reach for longer than the heartbeat: the access
+ * point's session ends, the write it forwarded is held (the application
+ * sees no error) and sent again on the next session, once the link is
+ * back. It lands on both replicas.
+ */
+TEST_F_TIMEOUT(forward, owner_unreachable_write_held_then_resent, 300)
+{
+	pid_t w;
+	int st;
+
+	/* Far beyond the cut and the redial: the write must wait, not fail. */
+	ASSERT_EQ(0, rl_on(PEER, "echo 120000 > " FWD_PARAM));
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc replace dev eth0 root netem loss 100%%"));
+	w = fork();
+	if (w == 0)
+		_exit(rl_on(PEER, WRITE_BLOCK, 0xa5, 3) ? 1 : 0);
+	ASSERT_LT(0, w);
+	env_track_pid(&self->env, w);
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "unreachable", 20));
+	sleep(1);
+	EXPECT_EQ(0, waitpid(w, &st, WNOHANG)) TH_LOG("the write completed without an owner");
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc del dev eth0 root"));
+	ASSERT_EQ(w, waitpid(w, &st, 0));
+	self->env.npids = 0;
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("the held write failed");
+	EXPECT_LE(1, fwd_counter(PEER, "forward_resent")) TH_LOG("nothing was sent again");
+	EXPECT_EQ(0, fwd_counter(PEER, "forward_expired"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
+	EXPECT_TRUE(block_is(1, RL_BACKING, 3, 0xa5)) TH_LOG("the owner's disk lacks the write");
+	EXPECT_TRUE(block_is(PEER, RL_BACKING, 3, 0xa5)) TH_LOG("the replica lacks it");
+	replicas_identical();
+}
+
+/*
+ * The stale write a multipath host leaves behind (spdk/spdk#3593): a write
+ * forwarded by vm2 while the owner is out of reach, and a newer write to
+ * the same block that reaches the owner another way (as a host resends on
+ * another path once this one timed out). The forwarded one fails after the
+ * forward timeout instead of going to the owner when the link returns, so
+ * it never overwrites the newer one: both replicas end with the newer data.
+ */
+TEST_F_TIMEOUT(forward, stale_forwarded_write_fails_never_overwrites, 300)
+{
+	pid_t w;
+	int st;
+
+	ASSERT_EQ(0, rl_on(PEER, "echo 3000 > " FWD_PARAM));
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc replace dev eth0 root netem loss 100%%"));
+	w = fork();
+	if (w == 0)
+		_exit(rl_on(PEER, WRITE_BLOCK, 0x11, 5) ? 1 : 0);
+	ASSERT_LT(0, w);
+	env_track_pid(&self->env, w);
+	/* The control plane takes the unreachable replica out; the new write. */
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 20));
+	ASSERT_EQ(0, run("%s writeset remove " VOL " %d >/dev/null", rl_ctl(), PEER));
+	ASSERT_EQ(0, run(WRITE_BLOCK, 0x22, 5));
+
+	ASSERT_EQ(w, waitpid(w, &st, 0));
+	self->env.npids = 0;
+	EXPECT_FALSE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("the forwarded write succeeded with no owner in reach");
+	EXPECT_LE(1, fwd_counter(PEER, "forward_expired"));
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc del dev eth0 root"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
+	sleep(2);	/* a resend, if there were one, would have landed by now */
+	EXPECT_TRUE(block_is(1, RL_BACKING, 5, 0x22)) TH_LOG("the newer write was overwritten");
+	EXPECT_TRUE(block_is(PEER, RL_BACKING, 5, 0x22)) TH_LOG("the replica lacks the newer write");
+	replicas_identical();
+}
+
+CHORUS_HARNESS_MAIN
