@@ -59,7 +59,7 @@ static void chorus_conn_reply_workfn(struct work_struct *work)
 void chorus_conn_reply(struct chorus_conn *conn, struct chorus_reply *reply)
 {
 	llist_add(&reply->node, &conn->replies);
-	queue_work(chorus_wq, &conn->reply_work);
+	queue_work(chorus_reply_wq, &conn->reply_work);
 }
 
 struct chorus_conn *chorus_conn_alloc(const struct chorus_transport_ops *ops)

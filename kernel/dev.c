@@ -142,7 +142,8 @@ void chorus_rq_put(struct request *rq)
 
 	status = READ_ONCE(rqd->status);
 	chorus_repl_rq_done(vol, rq);
-	if (status != BLK_STS_OK && status != BLK_STS_NOTSUPP)
+	/* A forwarded request's failure is the owner's or the network's. */
+	if (status != BLK_STS_OK && status != BLK_STS_NOTSUPP && !rqd->fwd_id)
 		chorus_volume_set_failed(vol);
 	if (chorus_dev_hold(vol, rq, &vol->held_done))
 		return;
@@ -388,6 +389,7 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	blk_mq_start_request(rq);
 	rqd->status = BLK_STS_OK;
 	rqd->range.in_tree = false;
+	rqd->fwd_id = 0;
 	atomic_set(&rqd->pending, 1);
 
 	if (current->plug) {

@@ -41,6 +41,9 @@ module_param_named(forward_timeout_ms, chorus_forward_timeout_ms, uint, 0644);
 MODULE_PARM_DESC(forward_timeout_ms,
 		 "how long an access point holds a request that finds no owner before failing it, ms (1000..600000, default 20000)");
 
+/* Submits the requests served for access points (main.c makes it). */
+struct workqueue_struct *chorus_fwd_wq;
+
 static unsigned long chorus_fwd_timeout(void)
 {
 	return msecs_to_jiffies(clamp_val(READ_ONCE(chorus_forward_timeout_ms),
@@ -526,7 +529,7 @@ static void chorus_fwd_served_endio(struct bio *bio)
 	else if (bio->bi_status)
 		io->status = CHORUS_WIRE_IO_ERROR;
 	bio_put(bio);
-	queue_work(chorus_wq, &io->answer_work);
+	queue_work(chorus_reply_wq, &io->answer_work);
 }
 
 /**
@@ -635,7 +638,7 @@ static void chorus_fwd_submit_workfn(struct work_struct *work)
 		atomic64_inc(&io->peer->vol->repl.fwd.served);
 		submit_bio(chorus_fwd_bio(io));
 	} else {
-		queue_work(chorus_wq, &io->answer_work);
+		queue_work(chorus_reply_wq, &io->answer_work);
 	}
 	memalloc_noio_restore(noio);
 }
@@ -670,7 +673,7 @@ int chorus_fwd_serve(struct chorus_conn *conn,
 	io->pages = pages;
 	io->nr_pages = nr_pages;
 	atomic_inc(&peer->fwd_serving);
-	queue_work(chorus_wq, &io->submit_work);
+	queue_work(chorus_fwd_wq, &io->submit_work);
 	return 0;
 }
 

@@ -28,7 +28,8 @@ MODULE_PARM_DESC(queue_depth, "blk-mq queue depth of each volume (default 128)")
  */
 DEFINE_MUTEX(chorus_volumes_lock);
 static DEFINE_IDR(chorus_volumes_idr);
-struct workqueue_struct *chorus_wq;	/* sessions, replies, resync; see chorus_init() */
+struct workqueue_struct *chorus_wq;	/* sessions, resync; see chorus_init() */
+struct workqueue_struct *chorus_reply_wq;	/* answers on connections */
 static bool chorus_unloading;
 
 /* One minor per volume; the registry id is the minor. */
@@ -386,9 +387,29 @@ static int __init chorus_init(void)
 	chorus_wq = alloc_workqueue("chorus", WQ_MEM_RECLAIM, 0);
 	if (!chorus_wq)
 		return -ENOMEM;
+	/*
+	 * Requests served for access points wait for tags of the volume's
+	 * queue: not on chorus_wq, whose work (conflicts, the activity log)
+	 * frees them.
+	 */
+	chorus_fwd_wq = alloc_workqueue("chorus_fwd", WQ_MEM_RECLAIM, 0);
+	if (!chorus_fwd_wq) {
+		ret = -ENOMEM;
+		goto destroy_wq;
+	}
+	/*
+	 * Acks and answers: a session's teardown (on chorus_wq) waits for
+	 * them, which it may not do for work of its own workqueue (its
+	 * rescuer could be the one thread left to run both).
+	 */
+	chorus_reply_wq = alloc_workqueue("chorus_reply", WQ_MEM_RECLAIM, 0);
+	if (!chorus_reply_wq) {
+		ret = -ENOMEM;
+		goto destroy_fwd_wq;
+	}
 	ret = chorus_transports_init();
 	if (ret)
-		goto destroy_wq;
+		goto destroy_reply_wq;
 	ret = chorus_dev_major_register();
 	if (ret)
 		goto exit_transports;
@@ -404,6 +425,10 @@ unregister_major:
 	chorus_dev_major_unregister();
 exit_transports:
 	chorus_transports_exit();
+destroy_reply_wq:
+	destroy_workqueue(chorus_reply_wq);
+destroy_fwd_wq:
+	destroy_workqueue(chorus_fwd_wq);
 destroy_wq:
 	destroy_workqueue(chorus_wq);
 	return ret;
@@ -432,6 +457,8 @@ static void __exit chorus_exit(void)
 	chorus_lease_exit();
 	chorus_dev_major_unregister();
 	chorus_transports_exit();
+	destroy_workqueue(chorus_reply_wq);
+	destroy_workqueue(chorus_fwd_wq);
 	destroy_workqueue(chorus_wq);
 	idr_destroy(&chorus_volumes_idr);
 	pr_info("unloaded\n");

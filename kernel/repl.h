@@ -489,6 +489,7 @@ int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch);
 
 /* forward.c */
 extern unsigned int chorus_forward_timeout_ms;
+extern struct workqueue_struct *chorus_fwd_wq;
 void chorus_fwd_init(struct chorus_volume *vol);
 void chorus_fwd_start(struct chorus_volume *vol, struct request *rq);
 void chorus_fwd_dispatch(struct chorus_volume *vol, struct request *rq);
@@ -531,6 +532,7 @@ int chorus_handshake_accepted(struct chorus_conn *conn);
 struct chorus_conn *chorus_conn_alloc(const struct chorus_transport_ops *ops);
 void chorus_conn_free(struct chorus_conn *conn);
 extern struct workqueue_struct *chorus_wq;
+extern struct workqueue_struct *chorus_reply_wq;
 
 /* wire.c */
 void chorus_wire_init_hdr(struct chorus_wire_hdr *hdr, u8 type, u64 epoch,

@@ -8,9 +8,9 @@
  * runs chorusctl: the volume lives on nodes 1 and 2, node 1 its first
  * owner, so that vm3 survives every fault. A writer on the owner logs each
  * acknowledged write to the lab dir, which outlives the VM (ack_writer.py);
- * after a fault every acknowledged write is verified on the new owner and,
- * after the resync, on the returning replica, and the replicas are
- * compared byte for byte. The volumes' transport is TCP, or what
+ * after a fault every acknowledged write is verified on the new owner
+ * (through a replica's device the reads go to the owner too: forwarding),
+ * and after the resync the replicas' disks are compared byte for byte. The volumes' transport is TCP, or what
  * CHORUS_CLUSTER_TRANSPORT says (`make check-cluster-rdma`: rdma); the
  * control plane does the same over either, so make check runs TCP only.
  */
@@ -133,16 +133,26 @@ static void __verify_on(struct __test_metadata *_metadata, FIXTURE_DATA(cluster)
 }
 #define verify_on(vm) __verify_on(_metadata, self, vm, VOL, self->acked)
 
-/* @vol reads alike on @vm_a and @vm_b (a replica reads its own disk). */
+/*
+ * The data area of @vol's backing device (its LV) on @vm: md5 of SIZE bytes
+ * read past the page cache. Not the volume's device: a replica's forwards
+ * its reads to the owner.
+ */
+static int backing_md5(int vm, const char *vol, char *out, size_t len)
+{
+	return rl_on_out(vm, out, len, "b=$(%s --json volume status %s | jq -r .backing) && "
+			 "dd if=\"$b\" bs=1M count=%d iflag=direct status=none | md5sum | cut -c1-32",
+			 rl_ctl(), vol, atoi(SIZE));
+}
+
+/* The replicas of @vol on @vm_a and @vm_b hold the same data. */
 static void __replicas_identical(struct __test_metadata *_metadata, const char *vol, int vm_a,
 				 int vm_b)
 {
-	char a[64], b[64], dev[64];
+	char a[64], b[64];
 
-	__dev_of(_metadata, vm_a, vol, dev, sizeof(dev));
-	ASSERT_EQ(0, rl_on_out(vm_a, a, sizeof(a), "md5sum < %s | cut -c1-32", dev));
-	__dev_of(_metadata, vm_b, vol, dev, sizeof(dev));
-	ASSERT_EQ(0, rl_on_out(vm_b, b, sizeof(b), "md5sum < %s | cut -c1-32", dev));
+	ASSERT_EQ(0, backing_md5(vm_a, vol, a, sizeof(a)));
+	ASSERT_EQ(0, backing_md5(vm_b, vol, b, sizeof(b)));
 	EXPECT_STREQ(a, b) TH_LOG("the replicas of %s differ", vol);
 }
 #define replicas_identical() __replicas_identical(_metadata, VOL, 1, 2)

@@ -90,7 +90,8 @@ FIXTURE_TEARDOWN(repl3)
 	int vm, rc = 0;
 
 	for (vm = 1; vm <= 3; vm++)
-		rl_on(vm, "ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; true");
+		rl_on(vm, "pkill -f ack_writer.py; ip link set eth0 up; "
+		      "tc qdisc del dev eth0 root 2>/dev/null; true");
 	/* rmmod with the sessions up: every node must unload. */
 	for (vm = 3; vm >= 2; vm--)
 		rc |= rl_on(vm, "if [ -d /sys/module/chorus ]; then %s volume destroy " RL_VOL
@@ -219,6 +220,77 @@ TEST_F_TIMEOUT(repl3, new_extent_waits_for_an_unreachable_member, 400)
 	ASSERT_TRUE(rl_wait_peer(2, 1, "repl_state", "up-to-date", 120));
 	EXPECT_EQ(0, nonzero_at(1, mib));
 	replicas_identical();
+}
+
+/* A number a command prints on @vm; UINT64_MAX if it fails. */
+static uint64_t vm_u64(int vm, const char *cmd)
+{
+	char out[64];
+
+	if (rl_on_out(vm, out, sizeof(out), "%s", cmd))
+		return UINT64_MAX;
+	return strtoull(out, NULL, 10);
+}
+
+/* Waits up to @timeout_s for @log to have at least @n lines. */
+static bool lines_reach(const char *log, int n, int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL;
+
+	while (lines_of(log) < n && now_ms() < end)
+		usleep(250 * 1000);
+	return lines_of(log) >= n;
+}
+
+/*
+ * vm3 is an access point: a writer on its device logs every acknowledged
+ * write to the lab dir (ack_writer.py), all of them forwarded to vm1. vm1
+ * is cut off; what vm3 had forwarded to it is held. vm2 becomes the owner
+ * at a higher epoch and takes vm1 out of its write set: vm3's held writes
+ * go to vm2 under the new epoch, the writer goes on without an error, and
+ * every acknowledged write reads back through vm2. vm1 returns as a
+ * replica and all three disks end identical.
+ */
+TEST_F_TIMEOUT(repl3, access_point_follows_the_owner_change, 400)
+{
+	char log[512], out[256];
+	int before;
+
+	if (!strcmp(variant->transport, "rdma"))
+		SKIP(return, "soft-RoCE: a DREQ sent on a down link never completes");
+	snprintf(log, sizeof(log), "%s/vm1/fwd3-acked-%d.log", getenv("LAB_DIR"), getpid());
+	unlink(log);
+	start3();
+	ASSERT_EQ(0, rl_on(3, "echo 60000 > /sys/module/chorus/parameters/forward_timeout_ms"));
+	ASSERT_EQ(0, rl_on(3, "setsid python3 %s/tests/selftests/ack_writer.py write /dev/chorus0 "
+			   "%s --blocks 2048 >/dev/null 2>&1 </dev/null &", chorus_src(), log));
+	ASSERT_TRUE(lines_reach(log, 50, 60)) TH_LOG("the writer on vm3 is stuck");
+
+	ASSERT_EQ(0, rl_on(1, "ip link set eth0 down"));
+	ASSERT_TRUE(rl_wait_peer(3, 1, "conn_state", "unreachable", 20));
+	ASSERT_TRUE(rl_wait_peer(2, 1, "conn_state", "unreachable", 20));
+	before = lines_of(log);
+	ASSERT_EQ(0, rl_on(2, "%s volume role " RL_VOL " owner --epoch %d >/dev/null",
+			   rl_ctl(), EPOCH + 1));
+	ASSERT_EQ(0, rl_on(2, "%s writeset remove " RL_VOL " 1 >/dev/null", rl_ctl()));
+	EXPECT_TRUE(lines_reach(log, before + 50, 60)) TH_LOG("vm3's writes did not go on");
+	EXPECT_EQ(0, rl_on(3, "pgrep -f ack_writer.py >/dev/null"))
+		TH_LOG("the writer on vm3 died: a write failed across the owner change");
+	EXPECT_LE(1, vm_u64(3, "cat /sys/block/chorus0/chorus/forward_resent"))
+		TH_LOG("nothing vm3 held went to the new owner");
+	EXPECT_EQ(0, vm_u64(3, "cat /sys/block/chorus0/chorus/forward_expired"));
+	rl_on(3, "pkill -f ack_writer.py; sleep 1; true");
+	EXPECT_EQ(0, rl_on_out(2, out, sizeof(out), "python3 %s/tests/selftests/ack_writer.py "
+			       "verify /dev/chorus0 %s --blocks 2048 2>&1", chorus_src(), log))
+		TH_LOG("vm2: %s", out);
+	TH_LOG("vm2: %s", out);
+
+	ASSERT_EQ(0, rl_on(1, "%s volume role " RL_VOL " replica >/dev/null", rl_ctl()));
+	ASSERT_EQ(0, rl_on(1, "ip link set eth0 up"));
+	ASSERT_TRUE(rl_wait_peer(2, 1, "repl_state", "up-to-date", 120));
+	ASSERT_TRUE(rl_wait_peer(2, 3, "repl_state", "up-to-date", 120));
+	replicas_identical();
+	unlink(log);
 }
 
 CHORUS_HARNESS_MAIN

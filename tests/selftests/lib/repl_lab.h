@@ -107,11 +107,21 @@ static inline void rl_node_down(int vm)
 	      " >/dev/null 2>&1; rmmod chorus; fi; true", rl_ctl(), rl_ctl());
 }
 
+/* CHORUS_SELFTEST_TIMEOUT_SCALE: the debug lab kernel is several times slower. */
+static inline unsigned int rl_scale(void)
+{
+	const char *s = getenv("CHORUS_SELFTEST_TIMEOUT_SCALE");
+	unsigned long scale = s ? strtoul(s, NULL, 10) : 1;
+
+	return scale ? scale : 1;
+}
+
 /*
  * Set node @node up: load chorus; when @format, zero the data area if
  * @zero and format; attach, listen, declare each of @peers with @initial
  * sync (a peer that already has a metadata slot keeps its bitmap and flags),
- * short timeouts (not persisted: set at every attach).
+ * short timeouts (not persisted: set at every attach), longer by
+ * rl_scale() on the debug kernel: its slowness is no failure to detect.
  */
 static inline int __rl_node_setup(int node, bool format, bool zero, const char *initial,
 				  const int *peers, int npeers)
@@ -134,9 +144,10 @@ static inline int __rl_node_setup(int node, bool format, bool zero, const char *
 		     "set -e; C=%s; %s/tools/insmod-chorus %s; %s"
 		     "$C volume create " RL_VOL " --backing " RL_BACKING " --node-id %d "
 		     ">/dev/null; $C listen 10.99.0.%d >/dev/null; %s"
-		     "$C volume set " RL_VOL " --ping-interval-ms 500 --ping-timeout-ms 3000 "
-		     "--request-timeout-ms 5000 >/dev/null",
-		     rl_ctl(), chorus_src(), rl_insmod_args, fmt, node, node, adds);
+		     "$C volume set " RL_VOL " --ping-interval-ms 500 --ping-timeout-ms %u "
+		     "--request-timeout-ms %u >/dev/null",
+		     rl_ctl(), chorus_src(), rl_insmod_args, fmt, node, node, adds,
+		     3000 * rl_scale(), 5000 * rl_scale());
 }
 
 /*
