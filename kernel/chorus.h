@@ -74,6 +74,10 @@ struct chorus_meta {
  * @write_zeroes: completed write-zeroes requests
  * @errors: requests completed with an error
  * @stale_epoch: messages and handshakes refused for a stale epoch
+ * @forwarded: requests forwarded to the owner (forward.c)
+ * @forward_resent: forwarded requests held, then sent on a new session
+ * @forward_expired: forwarded requests failed by the forward timeout
+ * @forward_served: requests of other nodes served here as owner
  *
  * Updated with this_cpu_*() on request completion, which may run in hard
  * irq context; readers sum over all CPUs and accept a slightly stale total.
@@ -89,6 +93,10 @@ struct chorus_stats {
 	u64 write_zeroes;
 	u64 errors;
 	u64 stale_epoch;
+	u64 forwarded;
+	u64 forward_resent;
+	u64 forward_expired;
+	u64 forward_served;
 };
 
 /**
@@ -103,7 +111,7 @@ struct chorus_stat_desc {
 	size_t offset;
 };
 
-#define CHORUS_NR_STATS	10
+#define CHORUS_NR_STATS	14
 extern const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS];
 
 static inline u64 chorus_stat_value(const struct chorus_stats *sum,

@@ -227,7 +227,7 @@ void chorus_fwd_dispatch(struct chorus_volume *vol, struct request *rq)
 		return;
 	}
 	rqd->fwd_id = id;
-	atomic64_inc(&fwd->forwarded);
+	this_cpu_inc(vol->stats->forwarded);
 	/*
 	 * Stored first, then the owner looked up: a session established in
 	 * between sees the entry (chorus_fwd_resend()), and the claim lets
@@ -275,7 +275,7 @@ void chorus_fwd_resend(struct chorus_peer *peer, u32 gen)
 	xa_for_each(&fwd->inflight, idx, rq) {
 		if (!chorus_fwd_claim(fwd, rq, peer, gen))
 			continue;
-		atomic64_inc(&fwd->resent);
+		this_cpu_inc(peer->vol->stats->forward_resent);
 		chorus_fwd_send(peer, rq, gen);
 	}
 	memalloc_noio_restore(noio);
@@ -305,7 +305,7 @@ static void chorus_fwd_expire(struct chorus_volume *vol, bool all)
 		spin_unlock_irq(&fwd->lock);
 		if (!fail)
 			continue;
-		atomic64_inc(&fwd->expired);
+		this_cpu_inc(vol->stats->forward_expired);
 		pr_warn_ratelimited("%s: no owner took a forwarded request in time: it fails\n",
 				    vol->name);
 		WRITE_ONCE(rqd->status, BLK_STS_IOERR);
@@ -635,7 +635,7 @@ static void chorus_fwd_submit_workfn(struct work_struct *work)
 		}
 	}
 	if (io->status == CHORUS_WIRE_OK) {
-		atomic64_inc(&io->peer->vol->repl.fwd.served);
+		this_cpu_inc(io->peer->vol->stats->forward_served);
 		submit_bio(chorus_fwd_bio(io));
 	} else {
 		queue_work(chorus_reply_wq, &io->answer_work);

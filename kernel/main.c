@@ -156,6 +156,10 @@ const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS] = {
 	CHORUS_STAT(write_zeroes, CHORUS_STAT_WRITE_ZEROES),
 	CHORUS_STAT(errors, CHORUS_STAT_ERRORS),
 	CHORUS_STAT(stale_epoch, CHORUS_STAT_STALE_EPOCH),
+	CHORUS_STAT(forwarded, CHORUS_STAT_FORWARDED),
+	CHORUS_STAT(forward_resent, CHORUS_STAT_FORWARD_RESENT),
+	CHORUS_STAT(forward_expired, CHORUS_STAT_FORWARD_EXPIRED),
+	CHORUS_STAT(forward_served, CHORUS_STAT_FORWARD_SERVED),
 };
 
 /**
@@ -181,6 +185,10 @@ void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum)
 		sum->write_zeroes += READ_ONCE(s->write_zeroes);
 		sum->errors += READ_ONCE(s->errors);
 		sum->stale_epoch += READ_ONCE(s->stale_epoch);
+		sum->forwarded += READ_ONCE(s->forwarded);
+		sum->forward_resent += READ_ONCE(s->forward_resent);
+		sum->forward_expired += READ_ONCE(s->forward_expired);
+		sum->forward_served += READ_ONCE(s->forward_served);
 	}
 }
 

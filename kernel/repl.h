@@ -345,21 +345,13 @@ struct chorus_al {
  * @next_id: cursor of xa_alloc_cyclic() for @inflight
  * @expire_work: fails requests that found no owner within the forward
  *	timeout; runs every second while @inflight is not empty
- * @forwarded: requests forwarded (counter)
- * @resent: requests held (no owner, or their session ended) and sent when
- *	a session with an owner came up (counter)
- * @expired: requests failed by the forward timeout (counter)
- * @served: requests of other access points served here as owner (counter)
+ * Its counters are in &struct chorus_stats (forwarded, forward_*).
  */
 struct chorus_fwd {
 	spinlock_t lock; /* see above */
 	struct xarray inflight;
 	u32 next_id;
 	struct delayed_work expire_work;
-	atomic64_t forwarded;
-	atomic64_t resent;
-	atomic64_t expired;
-	atomic64_t served;
 };
 
 /**

@@ -61,23 +61,6 @@ static ssize_t chorus_stat_show(struct device *dev,
 	return sysfs_emit(buf, "%llu\n", chorus_stat_value(&sum, desc));
 }
 
-/* Forwarding counters (forward.c). */
-#define CHORUS_FWD_COUNTER(_name, _field)				\
-	static ssize_t chorus_##_name##_show(struct device *dev,	\
-					     struct device_attribute *attr, \
-					     char *buf)			\
-	{								\
-		struct chorus_volume *vol = chorus_dev_to_volume(dev);	\
-									\
-		return sysfs_emit(buf, "%lld\n",			\
-				  atomic64_read(&vol->repl.fwd._field)); \
-	}
-
-CHORUS_FWD_COUNTER(forwarded, forwarded)
-CHORUS_FWD_COUNTER(forward_resent, resent)
-CHORUS_FWD_COUNTER(forward_expired, expired)
-CHORUS_FWD_COUNTER(forward_served, served)
-
 #define CHORUS_ATTR_RO(_name)						\
 	static struct device_attribute chorus_attr_##_name =		\
 		__ATTR(_name, 0444, chorus_##_name##_show, NULL)
@@ -86,12 +69,8 @@ CHORUS_ATTR_RO(name);
 CHORUS_ATTR_RO(uuid);
 CHORUS_ATTR_RO(backing);
 CHORUS_ATTR_RO(state);
-CHORUS_ATTR_RO(forwarded);
-CHORUS_ATTR_RO(forward_resent);
-CHORUS_ATTR_RO(forward_expired);
-CHORUS_ATTR_RO(forward_served);
 
-#define CHORUS_NR_FIXED_ATTRS	8
+#define CHORUS_NR_FIXED_ATTRS	4
 
 /* One file per counter of chorus_stat_descs, filled in by chorus_sysfs_init(). */
 static struct dev_ext_attribute chorus_stat_attrs[CHORUS_NR_STATS];
@@ -102,10 +81,6 @@ static struct attribute *chorus_volume_attrs[CHORUS_NR_FIXED_ATTRS +
 	&chorus_attr_uuid.attr,
 	&chorus_attr_backing.attr,
 	&chorus_attr_state.attr,
-	&chorus_attr_forwarded.attr,
-	&chorus_attr_forward_resent.attr,
-	&chorus_attr_forward_expired.attr,
-	&chorus_attr_forward_served.attr,
 };
 
 static const struct attribute_group chorus_volume_group = {

@@ -835,6 +835,25 @@ TEST(ParseVolume, StaleEpochCounter) {
     EXPECT_EQ(v.stats->reads, 0u);
 }
 
+TEST(ParseVolume, ForwardingCounters) {
+    ReplySpec spec;
+    spec.stats = false;
+    NlMsgPtr msg = MakeReply(spec);
+    nlattr* nest = nla_nest_start(msg.get(), CHORUS_A_STATS);
+    nla_put_u64(msg.get(), CHORUS_STAT_FORWARDED, 40);
+    nla_put_u64(msg.get(), CHORUS_STAT_FORWARD_RESENT, 3);
+    nla_put_u64(msg.get(), CHORUS_STAT_FORWARD_EXPIRED, 2);
+    nla_put_u64(msg.get(), CHORUS_STAT_FORWARD_SERVED, 17);
+    nla_nest_end(msg.get(), nest);
+    VolumeInfo v = ParseVolumeMessage(Bytes(msg.get()));
+    ASSERT_TRUE(v.stats.has_value());
+    EXPECT_EQ(v.stats->forwarded, 40u);
+    EXPECT_EQ(v.stats->forward_resent, 3u);
+    EXPECT_EQ(v.stats->forward_expired, 2u);
+    EXPECT_EQ(v.stats->forward_served, 17u);
+    EXPECT_EQ(v.stats->errors, 0u);
+}
+
 TEST(ParseVolume, EmptyPeerList) {
     NlMsgPtr msg = MakeReply({});
     nlattr* nest = nla_nest_start(msg.get(), CHORUS_A_PEERS);

@@ -95,6 +95,8 @@ VolumeInfo ReplicatedVolume() {
     v.resync_rate = 100ull << 20;
     v.auto_degrade = false;
     v.stats->stale_epoch = 3;
+    v.stats->forwarded = 11;
+    v.stats->forward_served = 5;
     v.peers.push_back(SyncingPeer());
     PeerInfo q;
     q.node_id = 3;
@@ -157,6 +159,10 @@ TEST(Output, JsonWithReplication) {
     EXPECT_EQ(j["resync_rate"], 100ull << 20);
     EXPECT_EQ(j["auto_degrade"], false);
     EXPECT_EQ(j["stats"]["stale_epoch"], 3);
+    EXPECT_EQ(j["stats"]["forwarded"], 11);
+    EXPECT_EQ(j["stats"]["forward_resent"], 0);
+    EXPECT_EQ(j["stats"]["forward_expired"], 0);
+    EXPECT_EQ(j["stats"]["forward_served"], 5);
     ASSERT_EQ(j["peers"].size(), 2u);
     const nlohmann::json& p = j["peers"][0];
     EXPECT_EQ(p["node_id"], 2);

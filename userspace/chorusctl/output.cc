@@ -218,6 +218,10 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
             {"flushes", s.flushes},   {"fua_writes", s.fua_writes},
             {"discards", s.discards}, {"write_zeroes", s.write_zeroes},
             {"errors", s.errors},     {"stale_epoch", s.stale_epoch},
+            {"forwarded", s.forwarded},
+            {"forward_resent", s.forward_resent},
+            {"forward_expired", s.forward_expired},
+            {"forward_served", s.forward_served},
         };
     }
     nlohmann::json peers = nlohmann::json::array();
@@ -317,6 +321,10 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
         counter("write zeroes", s.write_zeroes);
         counter("errors", s.errors);
         counter("stale epoch", s.stale_epoch);
+        counter("forwarded", s.forwarded);
+        counter("fwd resent", s.forward_resent);
+        counter("fwd expired", s.forward_expired);
+        counter("fwd served", s.forward_served);
     }
     if (v.peers.empty()) {
         // Only a module with replication says anything about peers.

@@ -306,6 +306,10 @@ VolumeStats ParseStats(Payload nest) {
     get(CHORUS_STAT_WRITE_ZEROES, s.write_zeroes);
     get(CHORUS_STAT_ERRORS, s.errors);
     get(CHORUS_STAT_STALE_EPOCH, s.stale_epoch);
+    get(CHORUS_STAT_FORWARDED, s.forwarded);
+    get(CHORUS_STAT_FORWARD_RESENT, s.forward_resent);
+    get(CHORUS_STAT_FORWARD_EXPIRED, s.forward_expired);
+    get(CHORUS_STAT_FORWARD_SERVED, s.forward_served);
     return s;
 }
 

@@ -220,6 +220,14 @@ enum chorus_attr {
  * @CHORUS_STAT_ERRORS: requests completed with an error
  * @CHORUS_STAT_STALE_EPOCH: replication messages refused for an epoch
  *	older than the highest accepted
+ * @CHORUS_STAT_FORWARDED: requests this node, not the owner, forwarded to
+ *	the owner
+ * @CHORUS_STAT_FORWARD_RESENT: forwarded requests held (no owner, or their
+ *	session ended) and sent when a session with an owner came up
+ * @CHORUS_STAT_FORWARD_EXPIRED: forwarded requests failed because no owner
+ *	took them within the forward timeout
+ * @CHORUS_STAT_FORWARD_SERVED: requests other nodes forwarded that this
+ *	node served as owner
  * @__CHORUS_STAT_MAX: internal
  * @CHORUS_STAT_MAX: highest counter number
  */
@@ -236,6 +244,10 @@ enum chorus_stat_attr {
 	CHORUS_STAT_WRITE_ZEROES,
 	CHORUS_STAT_ERRORS,
 	CHORUS_STAT_STALE_EPOCH,
+	CHORUS_STAT_FORWARDED,
+	CHORUS_STAT_FORWARD_RESENT,
+	CHORUS_STAT_FORWARD_EXPIRED,
+	CHORUS_STAT_FORWARD_SERVED,
 
 	__CHORUS_STAT_MAX,
 	CHORUS_STAT_MAX = __CHORUS_STAT_MAX - 1
