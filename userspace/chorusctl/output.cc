@@ -213,11 +213,16 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
     if (v.stats) {
         const VolumeStats& s = *v.stats;
         j["stats"] = {
-            {"reads", s.reads},       {"read_bytes", s.read_bytes},
-            {"writes", s.writes},     {"write_bytes", s.write_bytes},
-            {"flushes", s.flushes},   {"fua_writes", s.fua_writes},
-            {"discards", s.discards}, {"write_zeroes", s.write_zeroes},
-            {"errors", s.errors},     {"stale_epoch", s.stale_epoch},
+            {"reads", s.reads},
+            {"read_bytes", s.read_bytes},
+            {"writes", s.writes},
+            {"write_bytes", s.write_bytes},
+            {"flushes", s.flushes},
+            {"fua_writes", s.fua_writes},
+            {"discards", s.discards},
+            {"write_zeroes", s.write_zeroes},
+            {"errors", s.errors},
+            {"stale_epoch", s.stale_epoch},
             {"forwarded", s.forwarded},
             {"forward_resent", s.forward_resent},
             {"forward_expired", s.forward_expired},

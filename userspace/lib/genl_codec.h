@@ -37,7 +37,7 @@ struct VolumeStats {
     uint64_t write_zeroes = 0;
     uint64_t errors = 0;
     uint64_t stale_epoch = 0;
-    uint64_t forwarded = 0;        // forwarding (Documentation/forwarding.md)
+    uint64_t forwarded = 0;  // forwarding (Documentation/forwarding.md)
     uint64_t forward_resent = 0;
     uint64_t forward_expired = 0;
     uint64_t forward_served = 0;
