@@ -21,6 +21,13 @@ FIXTURE(repl3) {
 /* Every node may only use the variant's transport. */
 FIXTURE_VARIANT(repl3) {
 	const char *transport;
+	/*
+	 * The cases make check runs in this variant (NULL: all; see
+	 * chorus_in_check_lane()). Over RDMA the three-way data path; the
+	 * link-cut cases skip on soft-RoCE anyway, and forwarding over RDMA
+	 * is forward.rdma's.
+	 */
+	const char *check_cases;
 };
 
 FIXTURE_VARIANT_ADD(repl3, tcp) {
@@ -29,6 +36,7 @@ FIXTURE_VARIANT_ADD(repl3, tcp) {
 
 FIXTURE_VARIANT_ADD(repl3, rdma) {
 	.transport = "rdma",
+	.check_cases = "fio_verify_three_replicas_identical",
 };
 
 static void __identical(struct __test_metadata *_metadata)
@@ -73,6 +81,7 @@ FIXTURE_SETUP(repl3)
 	const char *count = getenv("CHORUS_VM_COUNT");
 	int vm;
 
+	CHORUS_CHECK_LANE(variant->check_cases);
 	env_setup(_metadata, &self->env, false);
 	ASSERT_TRUE(count && atoi(count) >= 3 && this_vm() == 1)
 		TH_LOG("needs a lab of 3 VMs and to run on vm1");
@@ -291,6 +300,33 @@ TEST_F_TIMEOUT(repl3, access_point_follows_the_owner_change, 400)
 	ASSERT_TRUE(rl_wait_peer(2, 3, "repl_state", "up-to-date", 120));
 	replicas_identical();
 	unlink(log);
+}
+
+/*
+ * Two access points, vm2 and vm3, write the same 64 KiB at once (fio, four
+ * jobs each): their overlapping writes are ordered by the owner, and all
+ * three replicas end identical.
+ */
+TEST_F_TIMEOUT(repl3, two_access_points_overlapping_writes_identical, 300)
+{
+	pid_t a, b;
+	int st;
+
+	start3();
+	a = rl_fio_background(&self->env, 2, "--rw=randwrite --bsrange=4k-64k --iodepth=8 "
+			      "--numjobs=4 --offset=1M --size=64k --io_size=2M --randrepeat=0");
+	b = rl_fio_background(&self->env, 3, "--rw=randwrite --bsrange=4k-64k --iodepth=8 "
+			      "--numjobs=4 --offset=1M --size=64k --io_size=2M --randrepeat=0");
+	ASSERT_LT(0, a);
+	ASSERT_LT(0, b);
+	ASSERT_EQ(a, waitpid(a, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("fio on vm2 failed");
+	ASSERT_EQ(b, waitpid(b, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("fio on vm3 failed");
+	self->env.npids = 0;
+	EXPECT_LT(100, vm_u64(2, "cat /sys/block/chorus0/chorus/forwarded"));
+	EXPECT_LT(100, vm_u64(3, "cat /sys/block/chorus0/chorus/forwarded"));
+	replicas_identical();
 }
 
 CHORUS_HARNESS_MAIN
