@@ -117,7 +117,10 @@ static bool chorus_fwd_sent_live(struct chorus_rq *rqd)
 
 /*
  * Take the right to send @rq on @peer's session @gen: it is still
- * forwarded and was not sent on that session yet. Context: fwd->lock not
+ * forwarded and was not sent on that session yet. The claim holds a
+ * reference on the request, dropped once the send returned: an answer, or
+ * the forward timeout, may come while the transport still walks its bios,
+ * and must not complete it under the transport. Context: fwd->lock not
  * held.
  */
 static bool chorus_fwd_claim(struct chorus_fwd *fwd, struct request *rq,
@@ -131,6 +134,7 @@ static bool chorus_fwd_claim(struct chorus_fwd *fwd, struct request *rq,
 	    (rqd->fwd_peer != peer || rqd->fwd_gen != gen)) {
 		rqd->fwd_peer = peer;
 		rqd->fwd_gen = gen;
+		atomic_inc(&rqd->pending);
 		claimed = true;
 	}
 	spin_unlock_irq(&fwd->lock);
@@ -175,10 +179,9 @@ static void chorus_fwd_init_hdr(struct chorus_volume *vol, struct request *rq,
 }
 
 /*
- * Send a claimed request on @peer's session @gen. If that session is gone,
- * nothing is sent: the request stays held for the next one. The answer
- * may complete @rq as soon as the data is out: nothing here touches @rq
- * after the send.
+ * Send a claimed request on @peer's session @gen and drop the claim's
+ * reference. If that session is gone, nothing is sent: the request stays
+ * held for the next one.
  */
 static void chorus_fwd_send(struct chorus_peer *peer, struct request *rq,
 			    u32 gen)
@@ -186,19 +189,17 @@ static void chorus_fwd_send(struct chorus_peer *peer, struct request *rq,
 	struct chorus_msg_data data = {};
 	struct chorus_wire_hdr hdr;
 	struct chorus_conn *conn;
-	int ret;
+	int ret = 0;
 
 	chorus_fwd_init_hdr(peer->vol, rq, &hdr, &data);
 	down_read(&peer->session_sem);
 	conn = peer->conns[rq->mq_hctx->queue_num % peer->nr_conns];
-	if (!conn || conn->gen != gen) {
-		up_read(&peer->session_sem);
-		return;
-	}
-	ret = chorus_conn_send(conn, &hdr, NULL, data.len ? &data : NULL);
+	if (conn && conn->gen == gen)
+		ret = chorus_conn_send(conn, &hdr, NULL, data.len ? &data : NULL);
 	up_read(&peer->session_sem);
 	if (ret)
 		chorus_peer_fail(peer, gen, "send failed");
+	chorus_rq_put(rq);
 }
 
 /**
