@@ -7,7 +7,8 @@
  *   session.c        sessions: dial, establish, heartbeat, fail, tear down
  *   handshake.c      HELLO and HELLO_ACK on each connection of a session
  *   conn.c           connections: send, replies, receive checks
- *   repl.c           the owner's write path and the replica's apply path
+ *   repl.c           the owner's write path, roles and epochs, the receive switch
+ *   replica.c        the replica's apply path
  *   forward.c        a non-owner's I/O shipped to the owner, and served there
  *   wire.c           building and checking wire messages
  *   bitmap.c         per-peer dirty bitmaps, in memory and on disk
@@ -472,6 +473,9 @@ int chorus_repl_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 		     struct page **pages, unsigned int nr_pages);
 int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 		     struct page **pages, unsigned int nr_pages);
+int chorus_replica_request(struct chorus_conn *conn,
+			   const struct chorus_wire_hdr *hdr,
+			   struct page **pages, unsigned int nr_pages);
 int chorus_replica_answer(struct chorus_conn *conn,
 			  const struct chorus_wire_hdr *hdr, u8 type, u32 status);
 void chorus_pages_free(struct page **pages, unsigned int nr);
