@@ -148,7 +148,6 @@ static void chorus_fwd_init_hdr(struct chorus_volume *vol, struct request *rq,
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
 	u64 epoch = READ_ONCE(vol->repl.epoch);
 	u32 bytes = blk_rq_bytes(rq);
-	u16 flags = 0;
 
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
@@ -164,18 +163,7 @@ static void chorus_fwd_init_hdr(struct chorus_volume *vol, struct request *rq,
 	}
 	chorus_wire_init_hdr(hdr, CHORUS_MSG_FWD_WRITE, epoch, rqd->fwd_id,
 			     blk_rq_pos(rq), bytes);
-	if (rq->cmd_flags & REQ_FUA)
-		flags |= CHORUS_MSG_F_FUA;
-	if (req_op(rq) == REQ_OP_DISCARD) {
-		flags |= CHORUS_MSG_F_DISCARD;
-	} else if (req_op(rq) == REQ_OP_WRITE_ZEROES) {
-		flags |= CHORUS_MSG_F_ZEROES;
-	} else {
-		hdr->payload_len = cpu_to_le32(bytes);
-		data->rq = rq;
-		data->len = bytes;
-	}
-	hdr->flags = cpu_to_le16(flags);
+	chorus_repl_hdr_data(hdr, rq, data);
 }
 
 /*

@@ -212,6 +212,35 @@ static u8 chorus_repl_msg_type(struct request *rq)
 }
 
 /**
+ * chorus_repl_hdr_data() - describe a write request in a header
+ * @hdr: a header already initialised with the request's range
+ * @rq: a write, discard or write-zeroes request
+ * @data: set to the request's data when it is a plain write
+ *
+ * Sets the flags (FUA, DISCARD, ZEROES) and, for a plain write, the
+ * payload: the same for a replica's WRITE and for a FWD_WRITE.
+ */
+void chorus_repl_hdr_data(struct chorus_wire_hdr *hdr, struct request *rq,
+			  struct chorus_msg_data *data)
+{
+	u32 bytes = blk_rq_bytes(rq);
+	u16 flags = 0;
+
+	if (rq->cmd_flags & REQ_FUA)
+		flags |= CHORUS_MSG_F_FUA;
+	if (req_op(rq) == REQ_OP_DISCARD) {
+		flags |= CHORUS_MSG_F_DISCARD;
+	} else if (req_op(rq) == REQ_OP_WRITE_ZEROES) {
+		flags |= CHORUS_MSG_F_ZEROES;
+	} else {
+		hdr->payload_len = cpu_to_le32(bytes);
+		data->rq = rq;
+		data->len = bytes;
+	}
+	hdr->flags = cpu_to_le16(flags);
+}
+
+/**
  * chorus_repl_send_rq() - send a request's part to a peer
  * @peer: the peer
  * @rq: a request with an entry in @peer's inflight array
@@ -230,8 +259,6 @@ void chorus_repl_send_rq(struct chorus_peer *peer, struct request *rq, u32 gen)
 	struct chorus_wire_hdr hdr;
 	struct chorus_conn *conn;
 	u8 type = chorus_repl_msg_type(rq);
-	u32 bytes = blk_rq_bytes(rq);
-	u16 flags = 0;
 	int ret;
 
 	if (type == CHORUS_MSG_FLUSH) {
@@ -239,19 +266,9 @@ void chorus_repl_send_rq(struct chorus_peer *peer, struct request *rq, u32 gen)
 				     rqd->seq[peer->slot], 0, 0);
 	} else {
 		chorus_wire_init_hdr(&hdr, type, READ_ONCE(vol->repl.epoch),
-				     rqd->seq[peer->slot], blk_rq_pos(rq), bytes);
-		if (rq->cmd_flags & REQ_FUA)
-			flags |= CHORUS_MSG_F_FUA;
-		if (req_op(rq) == REQ_OP_DISCARD) {
-			flags |= CHORUS_MSG_F_DISCARD;
-		} else if (req_op(rq) == REQ_OP_WRITE_ZEROES) {
-			flags |= CHORUS_MSG_F_ZEROES;
-		} else {
-			hdr.payload_len = cpu_to_le32(bytes);
-			data.rq = rq;
-			data.len = bytes;
-		}
-		hdr.flags = cpu_to_le16(flags);
+				     rqd->seq[peer->slot], blk_rq_pos(rq),
+				     blk_rq_bytes(rq));
+		chorus_repl_hdr_data(&hdr, rq, &data);
 	}
 
 	down_read(&peer->session_sem);

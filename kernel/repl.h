@@ -464,6 +464,8 @@ void chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq);
 void chorus_repl_rq_done(struct chorus_volume *vol, struct request *rq);
 enum blk_eh_timer_return chorus_repl_timeout(struct request *rq);
 void chorus_repl_send_rq(struct chorus_peer *peer, struct request *rq, u32 gen);
+void chorus_repl_hdr_data(struct chorus_wire_hdr *hdr, struct request *rq,
+			  struct chorus_msg_data *data);
 void chorus_repl_held_complete(struct chorus_peer *peer);
 int chorus_range_lock(struct chorus_volume *vol, struct chorus_range *range,
 		      sector_t start, sector_t nr, struct chorus_peer *peer);

@@ -77,24 +77,9 @@ FIXTURE_TEARDOWN(forward)
 	EXPECT_EQ(0, rc) TH_LOG("destroy or rmmod on vm2 failed");
 }
 
-static uint64_t fwd_counter(int vm, const char *name)
-{
-	char out[64];
-
-	if (rl_on_out(vm, out, sizeof(out), "cat /sys/block/chorus0/chorus/%s", name))
-		return UINT64_MAX;
-	return strtoull(out, NULL, 10);
-}
-
-static void __replicas_identical(struct __test_metadata *_metadata)
-{
-	char a[64], b[64];
-
-	ASSERT_EQ(0, rl_md5(1, a, sizeof(a)));
-	ASSERT_EQ(0, rl_md5(PEER, b, sizeof(b)));
-	EXPECT_STREQ(a, b) TH_LOG("the replicas differ");
-}
-#define replicas_identical() __replicas_identical(_metadata)
+/* A counter of /sys/block/chorus0/chorus/ on @vm. */
+#define fwd_counter(vm, name) rl_cmd_u64(vm, "cat /sys/block/chorus0/chorus/" name)
+#define replicas_identical() rl_pair_identical()
 
 /* The 4 KiB block at @off_mb MiB of @dev on @vm is filled with byte @byte. */
 static bool block_is(int vm, const char *dev, int off_mb, int byte)

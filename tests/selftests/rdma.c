@@ -28,15 +28,7 @@ FIXTURE(rdma) {
 	bool teardown_entered;	/* a failed ASSERT in the teardown re-enters it */
 };
 
-static void __replicas_identical(struct __test_metadata *_metadata)
-{
-	char a[64], b[64];
-
-	ASSERT_EQ(0, rl_md5(1, a, sizeof(a)));
-	ASSERT_EQ(0, rl_md5(PEER, b, sizeof(b)));
-	EXPECT_STREQ(a, b) TH_LOG("the replicas differ");
-}
-#define replicas_identical() __replicas_identical(_metadata)
+#define replicas_identical() rl_pair_identical()
 
 /* Both nodes up with @transport, vm1 owner, connected. */
 #define start(transport) rl_start_pair(transport, 1, EPOCH)

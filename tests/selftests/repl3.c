@@ -231,16 +231,6 @@ TEST_F_TIMEOUT(repl3, new_extent_waits_for_an_unreachable_member, 400)
 	replicas_identical();
 }
 
-/* A number a command prints on @vm; UINT64_MAX if it fails. */
-static uint64_t vm_u64(int vm, const char *cmd)
-{
-	char out[64];
-
-	if (rl_on_out(vm, out, sizeof(out), "%s", cmd))
-		return UINT64_MAX;
-	return strtoull(out, NULL, 10);
-}
-
 /* Waits up to @timeout_s for @log to have at least @n lines. */
 static bool lines_reach(const char *log, int n, int timeout_s)
 {
@@ -285,9 +275,9 @@ TEST_F_TIMEOUT(repl3, access_point_follows_the_owner_change, 400)
 	EXPECT_TRUE(lines_reach(log, before + 50, 60)) TH_LOG("vm3's writes did not go on");
 	EXPECT_EQ(0, rl_on(3, "pgrep -f ack_writer.py >/dev/null"))
 		TH_LOG("the writer on vm3 died: a write failed across the owner change");
-	EXPECT_LE(1, vm_u64(3, "cat /sys/block/chorus0/chorus/forward_resent"))
+	EXPECT_LE(1, rl_cmd_u64(3, "cat /sys/block/chorus0/chorus/forward_resent"))
 		TH_LOG("nothing vm3 held went to the new owner");
-	EXPECT_EQ(0, vm_u64(3, "cat /sys/block/chorus0/chorus/forward_expired"));
+	EXPECT_EQ(0, rl_cmd_u64(3, "cat /sys/block/chorus0/chorus/forward_expired"));
 	rl_on(3, "pkill -f ack_writer.py; sleep 1; true");
 	EXPECT_EQ(0, rl_on_out(2, out, sizeof(out), "python3 %s/tests/selftests/ack_writer.py "
 			       "verify /dev/chorus0 %s --blocks 2048 2>&1", chorus_src(), log))
@@ -324,8 +314,8 @@ TEST_F_TIMEOUT(repl3, two_access_points_overlapping_writes_identical, 300)
 	ASSERT_EQ(b, waitpid(b, &st, 0));
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("fio on vm3 failed");
 	self->env.npids = 0;
-	EXPECT_LT(100, vm_u64(2, "cat /sys/block/chorus0/chorus/forwarded"));
-	EXPECT_LT(100, vm_u64(3, "cat /sys/block/chorus0/chorus/forwarded"));
+	EXPECT_LT(100, rl_cmd_u64(2, "cat /sys/block/chorus0/chorus/forwarded"));
+	EXPECT_LT(100, rl_cmd_u64(3, "cat /sys/block/chorus0/chorus/forwarded"));
 	replicas_identical();
 }
 

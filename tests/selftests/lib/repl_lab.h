@@ -291,4 +291,25 @@ static inline int rl_md5(int vm, char *out, size_t len)
 	return rl_on_out(vm, out, len, RL_MD5_CMD, RL_SIZE_MB);
 }
 
+/* The data areas of vm1's and vm2's backing devices are byte-identical. */
+static inline void __rl_pair_identical(struct __test_metadata *_metadata)
+{
+	char a[64], b[64];
+
+	ASSERT_EQ(0, rl_md5(1, a, sizeof(a)));
+	ASSERT_EQ(0, rl_md5(2, b, sizeof(b)));
+	EXPECT_STREQ(a, b) TH_LOG("the replicas differ");
+}
+#define rl_pair_identical() __rl_pair_identical(_metadata)
+
+/* A number that command @cmd prints on @vm; UINT64_MAX if it fails. */
+static inline uint64_t rl_cmd_u64(int vm, const char *cmd)
+{
+	char out[64];
+
+	if (rl_on_out(vm, out, sizeof(out), "%s", cmd))
+		return UINT64_MAX;
+	return strtoull(out, NULL, 10);
+}
+
 #endif /* CHORUS_SELFTEST_REPL_LAB_H */
