@@ -238,6 +238,7 @@ void chorus_peer_free_pending(struct chorus_peer *peer)
  */
 void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason)
 {
+	struct chorus_conn *gone[CHORUS_MAX_CONNS];
 	struct chorus_volume *vol = peer->vol;
 	bool had_session = peer->conns[0];
 	u32 i;
@@ -277,12 +278,19 @@ void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason)
 		if (peer->conns[i])
 			flush_work(&peer->conns[i]->reply_work);
 
+	/*
+	 * Unhooked under the semaphore, freed after it: freeing an RDMA
+	 * queue waits for its accept work, which takes session_sem when it
+	 * establishes a session (lockdep: session_sem > accept_work).
+	 */
 	down_write(&peer->session_sem);
 	for (i = 0; i < peer->nr_conns; i++) {
-		chorus_conn_free(peer->conns[i]);
+		gone[i] = peer->conns[i];
 		peer->conns[i] = NULL;
 	}
 	up_write(&peer->session_sem);
+	for (i = 0; i < peer->nr_conns; i++)
+		chorus_conn_free(gone[i]);
 
 	pr_info("%s: peer %u disconnected: %s\n", vol->name, peer->node_id,
 		reason);
