@@ -96,6 +96,24 @@ static bool block_is(int vm, const char *dev, int off_mb, int byte)
 		    "m.write(bytes([%d]) * 4096); os.pwrite(fd, m, %d << 20)\""
 
 /*
+ * vm2's forward timeout set to @timeout_ms, its egress cut (every packet
+ * dropped), then vm2 writes 4 KiB of @byte at @mb MiB in the background:
+ * *@w is that writer, which exits 0 when its write succeeded.
+ */
+static void __cut_then_write(struct __test_metadata *_metadata, FIXTURE_DATA(forward) *self,
+			     int timeout_ms, int byte, int mb, pid_t *w)
+{
+	ASSERT_EQ(0, rl_on(PEER, "echo %d > " FWD_PARAM, timeout_ms));
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc replace dev eth0 root netem loss 100%%"));
+	*w = fork();
+	if (*w == 0)
+		_exit(rl_on(PEER, WRITE_BLOCK, byte, mb) ? 1 : 0);
+	ASSERT_LT(0, *w);
+	env_track_pid(&self->env, *w);
+}
+#define cut_then_write(ms, byte, mb, w) __cut_then_write(_metadata, self, ms, byte, mb, w)
+
+/*
  * fio with verify on the access point: every write goes to the owner and
  * back to this replica through the write set, every verify read comes from
  * the owner. Both replicas end byte-identical.
@@ -149,13 +167,7 @@ TEST_F_TIMEOUT(forward, owner_unreachable_write_held_then_resent, 300)
 	int st;
 
 	/* Far beyond the cut and the redial: the write must wait, not fail. */
-	ASSERT_EQ(0, rl_on(PEER, "echo 120000 > " FWD_PARAM));
-	ASSERT_EQ(0, rl_on(PEER, "tc qdisc replace dev eth0 root netem loss 100%%"));
-	w = fork();
-	if (w == 0)
-		_exit(rl_on(PEER, WRITE_BLOCK, 0xa5, 3) ? 1 : 0);
-	ASSERT_LT(0, w);
-	env_track_pid(&self->env, w);
+	cut_then_write(120000, 0xa5, 3, &w);
 	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "unreachable", 20));
 	sleep(1);
 	EXPECT_EQ(0, waitpid(w, &st, WNOHANG)) TH_LOG("the write completed without an owner");
@@ -184,13 +196,7 @@ TEST_F_TIMEOUT(forward, stale_forwarded_write_fails_never_overwrites, 300)
 	pid_t w;
 	int st;
 
-	ASSERT_EQ(0, rl_on(PEER, "echo 3000 > " FWD_PARAM));
-	ASSERT_EQ(0, rl_on(PEER, "tc qdisc replace dev eth0 root netem loss 100%%"));
-	w = fork();
-	if (w == 0)
-		_exit(rl_on(PEER, WRITE_BLOCK, 0x11, 5) ? 1 : 0);
-	ASSERT_LT(0, w);
-	env_track_pid(&self->env, w);
+	cut_then_write(3000, 0x11, 5, &w);
 	/* The control plane takes the unreachable replica out; the new write. */
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 20));
 	ASSERT_EQ(0, run("%s writeset remove " VOL " %d >/dev/null", rl_ctl(), PEER));
