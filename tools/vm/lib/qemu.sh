@@ -132,10 +132,31 @@ vm_launch() {
 	)
 }
 
+# A TCG guest of the debug kernel now and then stalls early in its boot, in the RCU-tasks self
+# tests (before SMP bring-up): its console's last line is BOOT_STALL_LINE and nothing follows
+# for minutes (about half the boots of a 2-VM lab on a 2-core host; `nohz=off highres=off` did
+# not help). Such a VM is booted again in place, at most BOOT_STALL_RETRIES times, once its
+# console has been still for BOOT_STALL_S seconds (a healthy debug boot is silent up to about
+# 26 s, but never on that line).
+BOOT_STALL_LINE='Running RCU-tasks wait API self tests'
+BOOT_STALL_S=${CHORUS_LAB_BOOT_STALL:-15}
+BOOT_STALL_RETRIES=4
+
+# Whether VM $1's boot is stalled on BOOT_STALL_LINE.
+vm_boot_stalled() {
+	local f
+	f=$(vm_console "$1")
+	[[ -f $f ]] || return 1
+	(($(date +%s) - $(stat -c %Y "$f") >= BOOT_STALL_S)) || return 1
+	[[ $(tail -n 1 "$f") == *"$BOOT_STALL_LINE"* ]]
+}
+
 # Wait until the agents of VMs $2... are ready (boot started at time $1); report each boot time.
-# Bounded: BOOT_TIMEOUT, plus 15 s per VM after the first. Returns 1 on timeout or death.
+# Bounded: BOOT_TIMEOUT, plus 15 s per VM after the first, plus BOOT_TIMEOUT per stalled boot
+# started again. Returns 1 on timeout or death.
 vms_wait_ready() {
 	local t0=$1 i d pending deadline
+	local -A restarts=()
 	shift
 	deadline=$((t0 + (BOOT_TIMEOUT + 15 * ($# - 1)) * 1000000))
 	pending=$*
@@ -145,6 +166,14 @@ vms_wait_ready() {
 			d=$(vm_dir "$i")
 			if [[ -e $d/ready ]]; then
 				log "vm$i ready in $(elapsed "$t0") s"
+			elif ((${restarts[$i]:-0} < BOOT_STALL_RETRIES)) && vm_boot_stalled "$i"; then
+				restarts[$i]=$((${restarts[$i]:-0} + 1))
+				log "vm$i stalled in early boot (\"$BOOT_STALL_LINE\"); booting it again"
+				vm_kill "$i" > /dev/null 2>&1 || true
+				console_note "$i" "vm$i booted again after an early-boot stall"
+				vm_launch "$i"
+				deadline=$((deadline + BOOT_TIMEOUT * 1000000))
+				still+=" $i"
 			elif [[ -e $d/exited ]]; then
 				log "vm$i died while booting; qemu: $(tr '\n' ' ' < "$d/qemu.stderr")"
 				log "last lines of its console ($(vm_console "$i")):"
