@@ -51,6 +51,7 @@ static unsigned long chorus_fwd_timeout(void)
 }
 
 static void chorus_fwd_expire_workfn(struct work_struct *work);
+static void chorus_fwd_take_back_workfn(struct work_struct *work);
 
 /**
  * chorus_fwd_init() - initialise the forwarding state of a new volume
@@ -63,6 +64,7 @@ void chorus_fwd_init(struct chorus_volume *vol)
 	spin_lock_init(&fwd->lock);
 	xa_init_flags(&fwd->inflight, XA_FLAGS_ALLOC1);
 	INIT_DELAYED_WORK(&fwd->expire_work, chorus_fwd_expire_workfn);
+	INIT_WORK(&fwd->take_back_work, chorus_fwd_take_back_workfn);
 }
 
 /**
@@ -72,6 +74,7 @@ void chorus_fwd_init(struct chorus_volume *vol)
 void chorus_fwd_stop(struct chorus_volume *vol)
 {
 	cancel_delayed_work_sync(&vol->repl.fwd.expire_work);
+	flush_work(&vol->repl.fwd.take_back_work);
 	WARN_ON_ONCE(!xa_empty(&vol->repl.fwd.inflight));
 	xa_destroy(&vol->repl.fwd.inflight);
 }
@@ -218,6 +221,16 @@ void chorus_fwd_dispatch(struct chorus_volume *vol, struct request *rq)
 	rqd->fwd_id = id;
 	this_cpu_inc(vol->stats->forwarded);
 	/*
+	 * Stored, then the role read again: this node may have become the
+	 * owner meanwhile, after its last look at what it holds. Pairs with
+	 * the barrier in chorus_fwd_take_back(): one of us finds the request.
+	 */
+	smp_mb();
+	if (READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER) {
+		chorus_fwd_take_back(vol);
+		return;
+	}
+	/*
 	 * Stored first, then the owner looked up: a session established in
 	 * between sees the entry (chorus_fwd_resend()), and the claim lets
 	 * only one of us send it.
@@ -315,11 +328,12 @@ static void chorus_fwd_expire_workfn(struct work_struct *work)
 
 /**
  * chorus_fwd_fail_all() - fail what this node holds for an owner
- * @vol: the volume, whose role is about to change
+ * @vol: the volume, whose role is about to change to replica
  *
  * The role change waits for every request in flight: a request that no
  * owner has would never drain. Requests sent on a live session are left to
- * their answers.
+ * their answers. (A node that becomes the owner takes its requests back
+ * instead: chorus_fwd_take_back().)
  *
  * Context: process context, chorus_repl.conf_lock held.
  */
@@ -327,6 +341,61 @@ void chorus_fwd_fail_all(struct chorus_volume *vol)
 {
 	lockdep_assert_held(&vol->repl.conf_lock);
 	chorus_fwd_expire(vol, true);
+}
+
+static void chorus_fwd_take_back_workfn(struct work_struct *work)
+{
+	struct chorus_fwd *fwd =
+		container_of(work, struct chorus_fwd, take_back_work);
+	struct chorus_repl *repl = container_of(fwd, struct chorus_repl, fwd);
+	struct chorus_volume *vol = container_of(repl, struct chorus_volume, repl);
+	unsigned int noio = memalloc_noio_save();
+	unsigned int nr = 0;
+	struct request *rq;
+	unsigned long idx;
+	bool ours;
+
+	/* Pairs with the barrier in chorus_fwd_take_back(). */
+	smp_mb();
+	/* Still the owner: a role change back would have frozen the queue. */
+	if (smp_load_acquire(&repl->role) != CHORUS_ROLE_OWNER)
+		goto out;
+	xa_for_each(&fwd->inflight, idx, rq) {
+		spin_lock_irq(&fwd->lock);
+		ours = xa_load(&fwd->inflight, idx) == rq;
+		if (ours)
+			xa_erase(&fwd->inflight, idx);
+		spin_unlock_irq(&fwd->lock);
+		if (!ours)
+			continue;
+		((struct chorus_rq *)blk_mq_rq_to_pdu(rq))->fwd_id = 0;
+		chorus_repl_restart(vol, rq);
+		nr++;
+	}
+	if (nr)
+		pr_info("%s: %u forwarded requests started here, the owner now\n",
+			vol->name, nr);
+out:
+	memalloc_noio_restore(noio);
+}
+
+/**
+ * chorus_fwd_take_back() - start here what this node forwarded
+ * @vol: the volume, of which this node has just become the owner
+ *
+ * Every session ended when the role changed, so no send is in progress and
+ * an answer that still arrives finds nothing. A write the old owner may
+ * have applied already is written again: a block write is idempotent, and
+ * overlapping writes are still ordered by this node's range tree. The
+ * requests start from &chorus_fwd.take_back_work.
+ *
+ * Context: any.
+ */
+void chorus_fwd_take_back(struct chorus_volume *vol)
+{
+	/* Pairs with the barrier in chorus_fwd_dispatch(), via the work. */
+	smp_mb();
+	queue_work(chorus_wq, &vol->repl.fwd.take_back_work);
 }
 
 /* Copy a READ_DATA payload into the request's pages. */

@@ -315,13 +315,14 @@ static void chorus_repl_fan_out(struct chorus_volume *vol, struct request *rq)
 		peer = vol->repl.peers[i];
 		if (!peer)
 			continue;
-		if (xa_alloc_cyclic(&peer->inflight, &id[i], NULL,
-				    XA_LIMIT(1, U32_MAX), &peer->next_id,
-				    GFP_NOIO) < 0) {
+		if (xa_alloc_cyclic_irq(&peer->inflight, &id[i], NULL,
+					XA_LIMIT(1, U32_MAX), &peer->next_id,
+					GFP_NOIO) < 0) {
 			while (i--)
 				if (vol->repl.peers[i])
-					xa_release(&vol->repl.peers[i]->inflight,
-						   id[i]);
+					xa_cmpxchg_irq(&vol->repl.peers[i]->inflight,
+						       id[i], XA_ZERO_ENTRY,
+						       NULL, 0);
 			chorus_repl_fail(rq, BLK_STS_RESOURCE);
 			return;
 		}
@@ -382,10 +383,33 @@ static void chorus_repl_fan_out(struct chorus_volume *vol, struct request *rq)
 /* A request ordered against overlapping ones goes to the peers, or the owner. */
 static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 {
-	if (READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER)
+	/* Pairs with chorus_repl_set_role(): the new owner's epoch is set. */
+	if (smp_load_acquire(&vol->repl.role) == CHORUS_ROLE_OWNER)
 		chorus_repl_fan_out(vol, rq);
 	else
 		chorus_fwd_dispatch(vol, rq);
+}
+
+/**
+ * chorus_repl_restart() - start here a request this node had forwarded
+ * @vol: the volume, of which this node has become the owner
+ * @rq: the request, taken back from forwarding with the submitter's
+ *	reference; a write or flush is still in the range tree, where the
+ *	access point put it ahead of any overlapping one
+ *
+ * A write goes on as the owner's own (the activity log, the write set);
+ * a read reads this node's disk.
+ *
+ * Context: process context, GFP_NOIO scope; may sleep.
+ */
+void chorus_repl_restart(struct chorus_volume *vol, struct request *rq)
+{
+	if (req_op(rq) != REQ_OP_READ) {
+		chorus_repl_dispatch(vol, rq);
+		return;
+	}
+	chorus_dev_submit_local(vol, rq);
+	chorus_rq_put(rq);
 }
 
 /**
@@ -617,6 +641,31 @@ int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch)
 	return 0;
 }
 
+/* The metadata side of becoming, or staying, the owner at @epoch. */
+static int chorus_repl_owner_meta(struct chorus_volume *vol, u64 epoch,
+				  struct netlink_ext_ack *extack)
+{
+	int ret = chorus_meta_set_epoch(vol, epoch);
+
+	if (ret) {
+		NL_SET_ERR_MSG(extack, "cannot write the epoch to the metadata");
+		return ret;
+	}
+	/*
+	 * Whatever the last owner may have had in flight is resynced; an
+	 * owner restating its epoch keeps its own log.
+	 */
+	if (vol->repl.role != CHORUS_ROLE_OWNER) {
+		ret = chorus_al_fold(vol);
+		if (ret) {
+			NL_SET_ERR_MSG(extack, "cannot read or fold the activity log");
+			return ret;
+		}
+	}
+	chorus_al_owner_start(vol);
+	return 0;
+}
+
 /**
  * chorus_repl_set_role() - make this node the owner or a replica
  * @vol: the volume
@@ -625,7 +674,8 @@ int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch)
  * @extack: where to say why not
  *
  * Every session is closed and reopened, so that peers learn the new role
- * in the handshake; the queue is frozen meanwhile.
+ * in the handshake; the queue is frozen meanwhile, except when a replica
+ * becomes the owner (see chorus_repl.role).
  *
  * Context: process context, chorus_repl.conf_lock held.
  * Return: 0 or a negative errno with a message in @extack.
@@ -635,6 +685,9 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 {
 	struct chorus_repl *repl = &vol->repl;
 	u64 highest = chorus_meta_highest_epoch(vol);
+	/* A forwarder that becomes the owner keeps what it forwarded. */
+	bool take_back = repl->role != CHORUS_ROLE_OWNER &&
+			 role == CHORUS_ROLE_OWNER;
 	int i, ret;
 
 	lockdep_assert_held(&repl->conf_lock);
@@ -651,10 +704,14 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	}
 	/*
 	 * A node that gives up ownership fails what an expired lease holds,
-	 * and what waits for a peer it cannot reach: the freeze below would
-	 * wait for them forever.
+	 * and what waits for a peer it cannot reach; a replica that stays one
+	 * fails what it holds for an owner: the freeze below would wait for
+	 * them forever. A replica that becomes the owner is not frozen: what
+	 * it forwarded stays in flight, held (its sessions end below), and is
+	 * started here once it is the owner. Until then its role says
+	 * replica, so nothing else reaches the activity log or the peers.
 	 */
-	if (repl->role != CHORUS_ROLE_OWNER)
+	if (repl->role != CHORUS_ROLE_OWNER && !take_back)
 		chorus_fwd_fail_all(vol);
 	if (role != CHORUS_ROLE_OWNER) {
 		chorus_dev_release_held(vol, true);
@@ -663,28 +720,15 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			chorus_repl_fail_unreachable(vol);
 		}
 	}
-	ret = chorus_dev_freeze(vol, extack);
+	ret = take_back ? 0 : chorus_dev_freeze(vol, extack);
 	if (ret) {
 		chorus_al_set_stopping(vol, false);
 		return ret;
 	}
 	if (role == CHORUS_ROLE_OWNER) {
-		ret = chorus_meta_set_epoch(vol, epoch);
-		if (ret) {
-			NL_SET_ERR_MSG(extack, "cannot write the epoch to the metadata");
+		ret = chorus_repl_owner_meta(vol, epoch, extack);
+		if (ret)
 			goto unfreeze;
-		}
-		/*
-		 * Whatever the last owner may have had in flight is resynced;
-		 * an owner restating its epoch keeps its own log.
-		 */
-		if (repl->role != CHORUS_ROLE_OWNER)
-			ret = chorus_al_fold(vol);
-		if (ret) {
-			NL_SET_ERR_MSG(extack, "cannot read or fold the activity log");
-			goto unfreeze;
-		}
-		chorus_al_owner_start(vol);
 	} else {
 		epoch = highest;
 		/* Nothing is in flight: a clean handover needs no resync. */
@@ -694,8 +738,11 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	for (i = 0; i < CHORUS_MAX_PEERS; i++)
 		if (repl->peers[i])
 			chorus_peer_teardown(repl->peers[i], "role changed");
-	WRITE_ONCE(repl->role, role);
 	WRITE_ONCE(repl->epoch, epoch);
+	/* Pairs with chorus_repl_dispatch(): the epoch before the role. */
+	smp_store_release(&repl->role, role);
+	if (take_back)
+		chorus_fwd_take_back(vol);
 	chorus_dev_clear_held_fail(vol);
 	for (i = 0; i < CHORUS_MAX_PEERS; i++)
 		if (repl->peers[i] && READ_ONCE(repl->peers[i]->want_connect))
@@ -703,7 +750,8 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	pr_info("%s: role %s, epoch %llu\n", vol->name,
 		role == CHORUS_ROLE_OWNER ? "owner" : "replica", epoch);
 unfreeze:
-	chorus_dev_unfreeze(vol);
+	if (!take_back)
+		chorus_dev_unfreeze(vol);
 	if (!ret)
 		chorus_genl_notify(vol, CHORUS_EVENT_ROLE);
 	return ret;

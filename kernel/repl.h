@@ -24,7 +24,8 @@
  * chorus_repl.tree_lock) are innermost and never nest in one another except
  * peers_lock > chorus_peer.lock. The RDMA transport's own locks come before
  * none of these: chorus_rdma_queue.cm_mutex > chorus_rdma_mutex >
- * chorus_rdma_queue.lock > chorus_peer.lock (a queue failing its peer).
+ * chorus_rdma_queue.conn_lock > chorus_peer.lock (a queue failing its
+ * peer); chorus_rdma_queue.lock, taken in softirq, nests nothing of these.
  * Forwarding: chorus_fwd.lock > chorus_peer.lock (whether a forwarded
  * request's session is still up).
  * Documentation/architecture.md quotes this list; keep them the same.
@@ -136,8 +137,10 @@ enum chorus_job {
  * @inflight: seq -> request waiting for this peer's ack (sent or held);
  *	entries are removed under @lock, so that one remover wins
  * @next_id: cursor for allocating ids in @inflight; used only by
- *	xa_alloc_cyclic() on the request path, which runs with the queue not
- *	frozen and holds @inflight's xa_lock
+ *	xa_alloc_cyclic_irq() on the request path, which runs with the queue
+ *	not frozen and holds @inflight's xa_lock. That lock is always taken
+ *	with interrupts off (the _irq calls, or under @lock): @lock nests it,
+ *	and an RDMA queue's CM events take @lock.
  *
  * @session_mutex: serialises establishing and tearing down sessions
  * @session_sem: read-held while sending on @conns, write-held to free them
@@ -346,6 +349,11 @@ struct chorus_al {
  * @next_id: cursor of xa_alloc_cyclic() for @inflight
  * @expire_work: fails requests that found no owner within the forward
  *	timeout; runs every second while @inflight is not empty
+ * @take_back_work: starts @inflight's requests here once this node is the
+ *	owner (chorus_fwd_take_back()): from a work item, because a write may
+ *	wait there for the activity log to reach the write set, which needs
+ *	the sessions and write-set changes that the role change (holding
+ *	chorus_repl.conf_lock) or the I/O path must not wait for
  * Its counters are in &struct chorus_stats (forwarded, forward_*).
  */
 struct chorus_fwd {
@@ -353,6 +361,7 @@ struct chorus_fwd {
 	struct xarray inflight;
 	u32 next_id;
 	struct delayed_work expire_work;
+	struct work_struct take_back_work;
 };
 
 /**
@@ -364,9 +373,12 @@ struct chorus_fwd {
  *	without a lock
  * @peers: the peers, by slot
  * @nr_peers: non-NULL entries of @peers
- * @role: &enum chorus_role, changed under @conf_lock with the queue frozen
- * @epoch: the owner's epoch. On the owner, set under @conf_lock with the
- *	queue frozen. On a replica, set with WRITE_ONCE by a receive thread
+ * @role: &enum chorus_role, changed under @conf_lock with the queue frozen,
+ *	except when a replica becomes the owner: its forwarded requests would
+ *	never drain, so it publishes the role with smp_store_release() after
+ *	@epoch, and takes them back (chorus_fwd_take_back(), from a work)
+ * @epoch: the owner's epoch. On the owner, set under @conf_lock, before
+ *	@role. On a replica, set with WRITE_ONCE by a receive thread
  *	once chorus_meta_set_epoch() recorded a higher one on disk
  *	(chorus_repl_accept_epoch()), or under @conf_lock. Read with READ_ONCE
  * @tree_lock: protects @tree and @waiting
@@ -464,6 +476,7 @@ void chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq);
 void chorus_repl_rq_done(struct chorus_volume *vol, struct request *rq);
 enum blk_eh_timer_return chorus_repl_timeout(struct request *rq);
 void chorus_repl_send_rq(struct chorus_peer *peer, struct request *rq, u32 gen);
+void chorus_repl_restart(struct chorus_volume *vol, struct request *rq);
 void chorus_repl_hdr_data(struct chorus_wire_hdr *hdr, struct request *rq,
 			  struct chorus_msg_data *data);
 void chorus_repl_held_complete(struct chorus_peer *peer);
@@ -493,6 +506,7 @@ void chorus_fwd_start(struct chorus_volume *vol, struct request *rq);
 void chorus_fwd_dispatch(struct chorus_volume *vol, struct request *rq);
 void chorus_fwd_resend(struct chorus_peer *peer, u32 gen);
 void chorus_fwd_fail_all(struct chorus_volume *vol);
+void chorus_fwd_take_back(struct chorus_volume *vol);
 void chorus_fwd_stop(struct chorus_volume *vol);
 int chorus_fwd_answer(struct chorus_conn *conn,
 		      const struct chorus_wire_hdr *hdr, struct page **pages,

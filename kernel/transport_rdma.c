@@ -99,18 +99,17 @@ void chorus_rdma_kill(struct chorus_rdma_queue *q, const char *why)
 static void chorus_rdma_fail(struct chorus_rdma_queue *q, const char *why)
 {
 	struct chorus_conn *conn;
-	unsigned long flags;
 
 	chorus_rdma_kill(q, why);
 	if (!q->established && !q->acceptor) {
 		q->cm_error = -ENODEV;
 		complete(&q->cm_done);
 	}
-	spin_lock_irqsave(&q->lock, flags);
+	spin_lock(&q->conn_lock);
 	conn = q->conn;
 	if (conn && conn->peer && conn->gen)
 		chorus_peer_fail(conn->peer, conn->gen, why);
-	spin_unlock_irqrestore(&q->lock, flags);
+	spin_unlock(&q->conn_lock);
 }
 
 static bool chorus_rdma_dev_removing(struct ib_device *dev)
@@ -206,6 +205,7 @@ static struct chorus_rdma_queue *chorus_rdma_queue_alloc(struct chorus_conn *con
 	if (!q)
 		return NULL;
 	q->conn = conn;
+	spin_lock_init(&q->conn_lock);
 	mutex_init(&q->cm_mutex);
 	init_completion(&q->cm_done);
 	spin_lock_init(&q->lock);
@@ -491,6 +491,8 @@ static void chorus_rdma_reap_workfn(struct work_struct *work)
 	struct chorus_rdma_queue *q =
 		container_of(work, struct chorus_rdma_queue, reap_work);
 
+	if (q->acceptor)
+		flush_work(&q->accept_work);
 	chorus_rdma_destroy_ib(q);
 	chorus_rdma_msg_reset(q);
 	if (q->cm_id && q->own_id)
@@ -508,12 +510,19 @@ static void chorus_rdma_release(struct chorus_conn *conn)
 	mutex_lock(&q->cm_mutex);
 	q->released = true;
 	mutex_unlock(&q->cm_mutex);
+	/*
+	 * An accept work not started yet never will. One that runs is past
+	 * handing @conn to its peer (nothing else releases a connection it
+	 * owns) and touches neither any more: the reap waits for its end.
+	 * Not waited for here: it takes chorus_volumes_lock, and a peer's
+	 * teardown releases its connections under session_mutex.
+	 */
 	if (q->acceptor && q->accept_queued && current_work() != &q->accept_work)
-		cancel_work_sync(&q->accept_work);
+		cancel_work(&q->accept_work);
 	/* CM events and device removal no longer reach @conn, freed next. */
-	spin_lock_irq(&q->lock);
+	spin_lock(&q->conn_lock);
 	q->conn = NULL;
-	spin_unlock_irq(&q->lock);
+	spin_unlock(&q->conn_lock);
 	conn->queue = NULL;
 	INIT_WORK(&q->reap_work, chorus_rdma_reap_workfn);
 	queue_work(chorus_rdma_wq, &q->reap_work);

@@ -173,7 +173,11 @@ struct chorus_rdma_builder {
 /**
  * struct chorus_rdma_queue - the RDMA side of a chorus_conn
  * @conn: the connection; NULL once released (the reap outlives it), read
- *	under @lock by those that do not own the queue
+ *	under @conn_lock by those that do not own the queue
+ * @conn_lock: protects @conn against its release while a CM event or a
+ *	device removal fails the connection's session; never taken in
+ *	softirq, taken before chorus_peer.lock (@lock must not be: it is
+ *	taken in softirq, and chorus_peer.lock is not softirq-safe)
  * @cm_id: its rdma_cm id
  * @own_id: @cm_id is ours to destroy (not while rdma_cm sets up a child)
  * @dev: the device, once the route is known
@@ -235,6 +239,7 @@ struct chorus_rdma_builder {
  */
 struct chorus_rdma_queue {
 	struct chorus_conn *conn;
+	spinlock_t conn_lock; /* see above */
 	struct rdma_cm_id *cm_id;
 	bool own_id;
 	struct ib_device *dev;

@@ -2,11 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 """Writes that are logged once acknowledged, and their check after a fault.
 
-    ack_writer.py write DEV LOG [--blocks N] [--seconds S]
-    ack_writer.py verify DEV LOG [--blocks N]
+    ack_writer.py write DEV LOG [--blocks N] [--first F] [--seconds S]
+    ack_writer.py verify DEV LOG
 
-write   writes 4 KiB blocks with O_DIRECT|O_DSYNC to the first N blocks of
-        DEV, in a shuffled order over and over, each block stamped with
+write   writes 4 KiB blocks with O_DIRECT|O_DSYNC to N blocks of DEV from
+        block F (default 0), in a shuffled order over and over, each block stamped with
         its index and a sequence number; after each write returns it
         appends "INDEX SEQ TIME" to LOG (TIME: this machine's clock, in
         seconds since the epoch, when the write was acknowledged; put LOG
@@ -49,7 +49,7 @@ def write(args):
     fd = os.open(args.dev, os.O_WRONLY | os.O_DIRECT | os.O_DSYNC)
     log = os.open(args.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     buf = mmap.mmap(-1, BLOCK)
-    order = list(range(args.blocks))
+    order = list(range(args.first, args.first + args.blocks))
     seq, end = 0, time.monotonic() + args.seconds
     while time.monotonic() < end:
         random.shuffle(order)
@@ -95,6 +95,7 @@ def main():
     p.add_argument("dev")
     p.add_argument("log")
     p.add_argument("--blocks", type=int, default=2048)
+    p.add_argument("--first", type=int, default=0)
     p.add_argument("--seconds", type=float, default=3600)
     args = p.parse_args()
     write(args) if args.mode == "write" else verify(args)

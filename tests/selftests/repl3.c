@@ -241,48 +241,75 @@ static bool lines_reach(const char *log, int n, int timeout_s)
 	return lines_of(log) >= n;
 }
 
+/* Starts ack_writer on @vm's device: @blocks blocks from @first, logged to @log. */
+static void __start_fwd_writer(struct __test_metadata *_metadata, int vm, const char *log,
+			       int first, int blocks)
+{
+	unlink(log);
+	ASSERT_EQ(0, rl_on(vm, "echo 60000 > /sys/module/chorus/parameters/forward_timeout_ms"));
+	ASSERT_EQ(0, rl_on(vm, "setsid python3 %s/tests/selftests/ack_writer.py write /dev/chorus0 "
+			   "%s --first %d --blocks %d >/dev/null 2>&1 </dev/null &", chorus_src(), log,
+			   first, blocks));
+	ASSERT_TRUE(lines_reach(log, 50, 60)) TH_LOG("the writer on vm%d is stuck", vm);
+}
+
+/* After the owner change: @vm's writer went on without an error, nothing expired. */
+static void __fwd_writer_went_on(struct __test_metadata *_metadata, int vm, const char *log,
+				 int before)
+{
+	EXPECT_TRUE(lines_reach(log, before + 50, 60)) TH_LOG("vm%d's writes did not go on", vm);
+	EXPECT_EQ(0, rl_on(vm, "pgrep -f ack_writer.py >/dev/null"))
+		TH_LOG("the writer on vm%d died: a write failed across the owner change", vm);
+	EXPECT_EQ(0, rl_cmd_u64(vm, "cat /sys/block/chorus0/chorus/forward_expired"));
+}
+
 /*
- * vm3 is an access point: a writer on its device logs every acknowledged
- * write to the lab dir (ack_writer.py), all of them forwarded to vm1. vm1
- * is cut off; what vm3 had forwarded to it is held. vm2 becomes the owner
- * at a higher epoch and takes vm1 out of its write set: vm3's held writes
- * go to vm2 under the new epoch, the writer goes on without an error, and
- * every acknowledged write reads back through vm2. vm1 returns as a
- * replica and all three disks end identical.
+ * vm2 and vm3 are access points: a writer on each device (disjoint blocks)
+ * logs every acknowledged write to the lab dir (ack_writer.py), all of
+ * them forwarded to vm1. vm1 is cut off; what they had forwarded to it is
+ * held. vm2 becomes the owner at a higher epoch and takes vm1 out of its
+ * write set: vm3's held writes go to vm2 under the new epoch, vm2's own
+ * are started on vm2 as the owner's writes; both writers go on without an
+ * error, and every acknowledged write reads back through vm2. vm1 returns
+ * as a replica and all three disks end identical.
  */
 TEST_F_TIMEOUT(repl3, access_point_follows_the_owner_change, 400)
 {
-	char log[512], out[256];
-	int before;
+	char log[512], log2[512], out[256];
+	int before, before2;
 
 	if (!strcmp(variant->transport, "rdma"))
 		SKIP(return, "soft-RoCE: a DREQ sent on a down link never completes");
 	snprintf(log, sizeof(log), "%s/vm1/fwd3-acked-%d.log", getenv("LAB_DIR"), getpid());
-	unlink(log);
+	snprintf(log2, sizeof(log2), "%s/vm1/fwd2-acked-%d.log", getenv("LAB_DIR"), getpid());
 	start3();
-	ASSERT_EQ(0, rl_on(3, "echo 60000 > /sys/module/chorus/parameters/forward_timeout_ms"));
-	ASSERT_EQ(0, rl_on(3, "setsid python3 %s/tests/selftests/ack_writer.py write /dev/chorus0 "
-			   "%s --blocks 2048 >/dev/null 2>&1 </dev/null &", chorus_src(), log));
-	ASSERT_TRUE(lines_reach(log, 50, 60)) TH_LOG("the writer on vm3 is stuck");
+	__start_fwd_writer(_metadata, 3, log, 0, 2048);
+	__start_fwd_writer(_metadata, 2, log2, 2048, 1024);
 
 	ASSERT_EQ(0, rl_on(1, "ip link set eth0 down"));
 	ASSERT_TRUE(rl_wait_peer(3, 1, "conn_state", "unreachable", 20));
 	ASSERT_TRUE(rl_wait_peer(2, 1, "conn_state", "unreachable", 20));
 	before = lines_of(log);
+	before2 = lines_of(log2);
 	ASSERT_EQ(0, rl_on(2, "%s volume role " RL_VOL " owner --epoch %d >/dev/null",
 			   rl_ctl(), EPOCH + 1));
 	ASSERT_EQ(0, rl_on(2, "%s writeset remove " RL_VOL " 1 >/dev/null", rl_ctl()));
-	EXPECT_TRUE(lines_reach(log, before + 50, 60)) TH_LOG("vm3's writes did not go on");
-	EXPECT_EQ(0, rl_on(3, "pgrep -f ack_writer.py >/dev/null"))
-		TH_LOG("the writer on vm3 died: a write failed across the owner change");
+	__fwd_writer_went_on(_metadata, 3, log, before);
+	__fwd_writer_went_on(_metadata, 2, log2, before2);
 	EXPECT_LE(1, rl_cmd_u64(3, "cat /sys/block/chorus0/chorus/forward_resent"))
 		TH_LOG("nothing vm3 held went to the new owner");
-	EXPECT_EQ(0, rl_cmd_u64(3, "cat /sys/block/chorus0/chorus/forward_expired"));
-	rl_on(3, "pkill -f ack_writer.py; sleep 1; true");
+	EXPECT_EQ(0, rl_on(2, "dmesg | grep -q 'forwarded requests started here, the owner now'"))
+		TH_LOG("vm2 held nothing for the old owner when it became the owner");
+	rl_on(3, "pkill -f ack_writer.py; true");
+	rl_on(2, "pkill -f ack_writer.py; sleep 1; true");
 	EXPECT_EQ(0, rl_on_out(2, out, sizeof(out), "python3 %s/tests/selftests/ack_writer.py "
-			       "verify /dev/chorus0 %s --blocks 2048 2>&1", chorus_src(), log))
+			       "verify /dev/chorus0 %s 2>&1", chorus_src(), log))
 		TH_LOG("vm2: %s", out);
-	TH_LOG("vm2: %s", out);
+	TH_LOG("vm3's writes, read on vm2: %s", out);
+	EXPECT_EQ(0, rl_on_out(2, out, sizeof(out), "python3 %s/tests/selftests/ack_writer.py "
+			       "verify /dev/chorus0 %s 2>&1", chorus_src(), log2))
+		TH_LOG("vm2: %s", out);
+	TH_LOG("vm2's writes, read on vm2: %s", out);
 
 	ASSERT_EQ(0, rl_on(1, "%s volume role " RL_VOL " replica >/dev/null", rl_ctl()));
 	ASSERT_EQ(0, rl_on(1, "ip link set eth0 up"));
@@ -290,6 +317,7 @@ TEST_F_TIMEOUT(repl3, access_point_follows_the_owner_change, 400)
 	ASSERT_TRUE(rl_wait_peer(2, 3, "repl_state", "up-to-date", 120));
 	replicas_identical();
 	unlink(log);
+	unlink(log2);
 }
 
 /*
