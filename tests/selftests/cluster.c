@@ -39,6 +39,7 @@ FIXTURE(cluster) {
 	char writer[4200];	/* tests/selftests/ack_writer.py */
 	char acked[512];	/* the writer's log, in the lab dir */
 	char acked2[512];	/* the log of a writer to VOL2 */
+	char acked3[512];	/* the log of a writer to VOL on a replica (forwarded) */
 };
 
 /* The volumes' transport: tcp unless CHORUS_CLUSTER_TRANSPORT says otherwise. */
@@ -105,21 +106,27 @@ static void __dev_of(struct __test_metadata *_metadata, int vm, const char *vol,
 	ASSERT_EQ(0, strncmp(dev, "/dev/chorus", 11)) TH_LOG("vm%d: %s has no device", vm, vol);
 }
 
-/* Starts a writer to @vol on @vm logging to @log; it runs until killed or its VM dies. */
+/*
+ * Starts a writer to @vol on @vm logging to @log, to the blocks @blocks
+ * says (ack_writer.py's --blocks and --first); it runs until killed or its
+ * VM dies.
+ */
 static void __start_writer(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self,
-			   int vm, const char *vol, const char *log, int min_acked)
+			   int vm, const char *vol, const char *log, int min_acked,
+			   const char *blocks)
 {
 	uint64_t end = now_ms() + scaled(60) * 1000ULL;
 	char dev[64];
 
 	__dev_of(_metadata, vm, vol, dev, sizeof(dev));
-	ASSERT_EQ(0, rl_on(vm, "setsid python3 %s write %s %s --blocks 4096 "
-			   ">/dev/null 2>&1 </dev/null &", self->writer, dev, log));
+	ASSERT_EQ(0, rl_on(vm, "setsid python3 %s write %s %s %s >/dev/null 2>&1 </dev/null &",
+			   self->writer, dev, log, blocks));
 	while (lines_of(log) < min_acked && now_ms() < end)
 		usleep(250 * 1000);
 	ASSERT_LE(min_acked, lines_of(log)) TH_LOG("the writer on vm%d is stuck", vm);
 }
-#define start_writer(vm, n) __start_writer(_metadata, self, vm, VOL, self->acked, n)
+#define start_writer(vm, n) __start_writer(_metadata, self, vm, VOL, self->acked, n, \
+					   "--blocks 4096")
 
 static void __verify_on(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self, int vm,
 			const char *vol, const char *log)
@@ -239,15 +246,29 @@ static void __create_healthy(struct __test_metadata *_metadata, FIXTURE_DATA(clu
 }
 #define create_healthy() __create_healthy(_metadata, self)
 
+/*
+ * Written by a teardown that left every node up with no volume (nodes_kept()),
+ * taken by the next set-up. Without it (the first case, or one that failed,
+ * timed out or killed a VM and could not clean up), every node is stopped
+ * first: a case starts from nodes with no volume, however the last one ended.
+ */
+static void kept_path(char *out, size_t len)
+{
+	snprintf(out, len, "%s/cluster/nodes-kept", getenv("LAB_DIR"));
+}
+
 FIXTURE_SETUP(cluster)
 {
 	const char *count = getenv("CHORUS_VM_COUNT"), *lab = getenv("LAB_DIR");
-	char out[64];
+	char out[64], kept[512];
 	int vm;
 
-	env_setup(_metadata, &self->env, false);
 	ASSERT_TRUE(count && atoi(count) >= 3 && this_vm() == 3 && lab)
 		TH_LOG("needs a lab of 3 VMs and to run on vm3");
+	kept_path(kept, sizeof(kept));
+	/* vm3 is a node too: its chorus stays loaded between cases. */
+	self->env.keep_loaded = !unlink(kept) && !run("ps -C chorusd -o stat= | grep -qv '^Z'");
+	env_setup(_metadata, &self->env, false);
 	snprintf(self->ctl, sizeof(self->ctl), "%s", rl_ctl());
 	/* chorusctl's cluster commands find the store here. */
 	setenv("CHORUS_ETCD", ETCD, 1);
@@ -256,6 +277,7 @@ FIXTURE_SETUP(cluster)
 		 chorus_src());
 	snprintf(self->acked, sizeof(self->acked), "%s/cluster/acked-%d.log", lab, getpid());
 	snprintf(self->acked2, sizeof(self->acked2), "%s/cluster/acked2-%d.log", lab, getpid());
+	snprintf(self->acked3, sizeof(self->acked3), "%s/cluster/acked3-%d.log", lab, getpid());
 	for (vm = 1; vm <= 2; vm++) {
 		if (!rl_vm_alive(vm))
 			ASSERT_EQ(0, rl_vm_start(vm, NULL, NULL));
@@ -263,13 +285,18 @@ FIXTURE_SETUP(cluster)
 	}
 	self->env.nremote = 2;
 	/*
-	 * etcd and the pools stay up from one case to the next (a case
-	 * stops chorusd and unloads chorus on every node when it ends); what
-	 * a failed case left in the store goes.
+	 * etcd and the pools stay up from one case to the next, and chorusd
+	 * and chorus.ko too when the case before cleaned up; otherwise every
+	 * node is stopped, and what that case left in the store goes.
 	 */
-	for (vm = 0; vm < 3; vm++)
-		run(ETCDCTL " del --prefix /chorus/%s/ >/dev/null 2>&1",
-		    (const char *[]){ "volumes", "writeset", "owner" }[vm]);
+	if (!self->env.keep_loaded) {
+		for (vm = 1; vm <= 3; vm++)
+			ASSERT_EQ(0, rl_on(vm, "%s stop", self->node))
+				TH_LOG("vm%d: a node left by an earlier case did not stop", vm);
+		for (vm = 0; vm < 3; vm++)
+			run(ETCDCTL " del --prefix /chorus/%s/ >/dev/null 2>&1",
+			    (const char *[]){ "volumes", "writeset", "owner" }[vm]);
+	}
 	for (vm = 1; vm <= 3; vm++)
 		ASSERT_EQ(0, cl_node_up(self, vm)) TH_LOG("vm%d did not become a node", vm);
 	/* Every node a member, each with its pool. */
@@ -280,6 +307,36 @@ FIXTURE_SETUP(cluster)
 		usleep(250 * 1000);
 	}
 	ASSERT_EQ(3, atoi(out)) TH_LOG("not every node joined with its pool");
+}
+
+/*
+ * After a case that passed, and not the last one: delete every volume
+ * through the cluster and wait until no node has one in its kernel or
+ * pool. True when that worked: the nodes stay up for the next case
+ * (bringing three up and down again costs about half a minute under TCG).
+ */
+static bool nodes_kept(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self)
+{
+	uint64_t end = now_ms() + scaled(60) * 1000ULL;
+	char kept[512];
+	int vm, clean;
+
+	if (!_metadata->passed || !_metadata->next)
+		return false;
+	if (run("for v in $(%s --json cluster volume list | jq -r '.[].name'); do "
+		"%s cluster volume delete \"$v\" >/dev/null || exit 1; done", self->ctl, self->ctl))
+		return false;
+	do {
+		for (clean = 0, vm = 1; vm <= 3; vm++)
+			clean += !rl_on(vm, "%s --json volume list | jq -e 'length == 0' >/dev/null && "
+					"! lvs --noheadings chorus_pool 2>/dev/null | grep -q chorus-",
+					rl_ctl());
+		if (clean == 3)
+			break;
+		usleep(500 * 1000);
+	} while (now_ms() < end);
+	kept_path(kept, sizeof(kept));
+	return clean == 3 && !run("touch %s", kept);
 }
 
 static bool cluster_teardown_entered;
@@ -294,8 +351,11 @@ FIXTURE_TEARDOWN(cluster)
 	for (vm = 1; vm <= 2; vm++)
 		if (!rl_vm_alive(vm))
 			rl_vm_start(vm, &self->env.remote_mark[vm - 1], _metadata->name);
-	for (vm = 1; vm <= 3; vm++) {
-		rl_on(vm, "pkill -f 'ack_writer[.]py'; ip link set eth0 up; true");
+	for (vm = 1; vm <= 3; vm++)
+		rl_on(vm, "pkill -f 'ack_writer[.]py'; pkill -CONT -x etcd; pkill -CONT -x chorusd; "
+		      "ip link set eth0 up; true");
+	self->env.keep_loaded = nodes_kept(_metadata, self);
+	for (vm = 1; vm <= 3 && !self->env.keep_loaded; vm++) {
 		if (!rl_on(vm, "%s stop", self->node))
 			continue;
 		EXPECT_TRUE(false) TH_LOG("vm%d: node stop failed (chorus not unloaded?)", vm);
@@ -303,7 +363,7 @@ FIXTURE_TEARDOWN(cluster)
 		if (vm < 3 && !rl_vm_kill(vm))
 			rl_vm_start(vm, &self->env.remote_mark[vm - 1], _metadata->name);
 	}
-	run("rm -f %s %s %s.spec", self->acked, self->acked2, self->acked);
+	run("rm -f %s %s %s %s.spec", self->acked, self->acked2, self->acked3, self->acked);
 	env_teardown(_metadata, &self->env);
 }
 
@@ -361,10 +421,14 @@ TEST_F_TIMEOUT(cluster, create_from_any_node_fio_verify_delete, 420)
 /*
  * The owner's VM dies under acknowledged writes: node 2 takes the owner key
  * once the old one's lease is gone, at a higher epoch, and serves every
- * acknowledged write. Node 1 boots, finds it is not the owner, rejoins as
- * a replica, is resynced and returns to the write set. A second volume,
- * owned by node 3 with its replica on node 2, is written to all along: it
- * keeps its owner, epoch and write set, and its writes never stall.
+ * acknowledged write. A writer on node 2's device, whose writes went to
+ * node 1 (forwarding) and were held when it died, goes on without an
+ * error: node 2 starts them as the owner; they are verified on node 2 (and
+ * on node 1 through the replicas' comparison). Node 1 boots, finds it is not
+ * the owner, rejoins as a replica, is resynced and returns to the write
+ * set. A second volume, owned by node 3 with its replica on node 2, is
+ * written to all along: it keeps its owner, epoch and write set, and its
+ * writes never stall.
  */
 TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_writes, 600)
 {
@@ -380,8 +444,11 @@ TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_wri
 	ASSERT_TRUE(cl_wait(self, VOL2, ".owner.node_id", "3", 10));
 	ASSERT_EQ(0, cl_query(self, VOL2, other1, sizeof(other1), ".owner.epoch"));
 	ASSERT_EQ(0, cl_query(self, VOL, epoch1, sizeof(epoch1), ".owner.epoch"));
-	__start_writer(_metadata, self, 3, VOL2, self->acked2, 100);
+	__start_writer(_metadata, self, 3, VOL2, self->acked2, 100, "--blocks 4096");
 	start_writer(1, 200);
+	/* Held from the kill until node 2 owns the volume: longer than that may take. */
+	ASSERT_EQ(0, rl_on(2, "echo 120000 > /sys/module/chorus/parameters/forward_timeout_ms"));
+	__start_writer(_metadata, self, 2, VOL, self->acked3, 50, "--first 4096 --blocks 256");
 	EXPECT_EQ(0, kmsg_check(&self->env.remote_mark[0])) TH_LOG("vm1's log before the kill");
 	ASSERT_EQ(0, rl_vm_kill(1));
 	t0 = now_ms();
@@ -398,6 +465,14 @@ TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_wri
 	EXPECT_LT(atoll(epoch1), atoll(epoch2));
 	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.out_of_date | join(\",\")", "1", 30));
 	verify_on(2);
+	before = lines_of(self->acked3);
+	EXPECT_TRUE(writer_goes_on(self->acked3, 5)) TH_LOG("node 2's own writer stalled");
+	EXPECT_EQ(0, rl_on(2, "pgrep -f 'ack_writer[.]py' >/dev/null"))
+		TH_LOG("node 2's writer died: a forwarded write failed across the failover");
+	TH_LOG("node 2's writer: %d writes acknowledged once node 2 owned the volume, %d 5 s later",
+	       before, lines_of(self->acked3));
+	rl_on(2, "pkill -f 'ack_writer[.]py'; sleep 1; true");
+	__verify_on(_metadata, self, 2, VOL, self->acked3);
 	fio_on(2, "--rw=randwrite --bs=4k --size=4M --offset=24M");
 
 	before = lines_of(self->acked2);
