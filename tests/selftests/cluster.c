@@ -447,7 +447,8 @@ TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_wri
 	__start_writer(_metadata, self, 3, VOL2, self->acked2, 100, "--blocks 4096");
 	start_writer(1, 200);
 	/* Held from the kill until node 2 owns the volume: longer than that may take. */
-	ASSERT_EQ(0, rl_on(2, "echo 120000 > /sys/module/chorus/parameters/forward_timeout_ms"));
+	ASSERT_EQ(0, rl_on(2, "echo %u > /sys/module/chorus/parameters/forward_timeout_ms",
+			   scaled(120) * 1000));
 	__start_writer(_metadata, self, 2, VOL, self->acked3, 50, "--first 4096 --blocks 256");
 	EXPECT_EQ(0, kmsg_check(&self->env.remote_mark[0])) TH_LOG("vm1's log before the kill");
 	ASSERT_EQ(0, rl_vm_kill(1));
