@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cluster: volumes managed by chorusd from etcd (3 VMs, TCP).
+ * cluster: volumes managed by chorusd from etcd (3 VMs, TCP, and a host).
  *
  * Every VM is a cluster node (tests/selftests/cluster_node): an etcd member
  * (its data on /dev/vda), an LVM pool on /dev/vdb and chorusd with a
@@ -13,6 +13,8 @@
  * and after the resync the replicas' disks are compared byte for byte. The volumes' transport is TCP, or what
  * CHORUS_CLUSTER_TRANSPORT says (`make check-cluster-rdma`: rdma); the
  * control plane does the same over either, so make check runs TCP only.
+ * vm4 is an NVMe-oF host, not a node: it reaches exported volumes through
+ * every node's nvmet with native multipath.
  */
 #include <time.h>
 
@@ -21,6 +23,10 @@
 
 #define VOL	"vol0"
 #define VOL2	"vol1"	/* owned by node 3, beside VOL (owner_killed_…) */
+#define XVOL	"xvol"	/* on every node, exported (export_…) */
+#define HOST	4	/* the NVMe-oF host VM: not a node */
+#define XNQN	"nqn.2026-11.org.chorus:cluster-export"
+#define HOSTNQN	"nqn.2026-11.org.chorus:host4"
 #define SIZE	"32M"
 /*
  * The session lease's TTL. Under TCG on 2 cores a VM is sometimes not
@@ -263,8 +269,8 @@ FIXTURE_SETUP(cluster)
 	char out[64], kept[512];
 	int vm;
 
-	ASSERT_TRUE(count && atoi(count) >= 3 && this_vm() == 3 && lab)
-		TH_LOG("needs a lab of 3 VMs and to run on vm3");
+	ASSERT_TRUE(count && atoi(count) >= HOST && this_vm() == 3 && lab)
+		TH_LOG("needs a lab of %d VMs and to run on vm3", HOST);
 	kept_path(kept, sizeof(kept));
 	/* vm3 is a node too: its chorus stays loaded between cases. */
 	self->env.keep_loaded = !unlink(kept) && !run("ps -C chorusd -o stat= | grep -qv '^Z'");
@@ -283,7 +289,9 @@ FIXTURE_SETUP(cluster)
 			ASSERT_EQ(0, rl_vm_start(vm, NULL, NULL));
 		ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[vm - 1], vm, _metadata->name));
 	}
-	self->env.nremote = 2;
+	/* the host's kernel log is checked too */
+	ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[2], HOST, _metadata->name));
+	self->env.nremote = 3;
 	/*
 	 * etcd and the pools stay up from one case to the next, and chorusd
 	 * and chorus.ko too when the case before cleaned up; otherwise every
@@ -293,9 +301,9 @@ FIXTURE_SETUP(cluster)
 		for (vm = 1; vm <= 3; vm++)
 			ASSERT_EQ(0, rl_on(vm, "%s stop", self->node))
 				TH_LOG("vm%d: a node left by an earlier case did not stop", vm);
-		for (vm = 0; vm < 3; vm++)
+		for (vm = 0; vm < 4; vm++)
 			run(ETCDCTL " del --prefix /chorus/%s/ >/dev/null 2>&1",
-			    (const char *[]){ "volumes", "writeset", "owner" }[vm]);
+			    (const char *[]){ "exports", "volumes", "writeset", "owner" }[vm]);
 	}
 	for (vm = 1; vm <= 3; vm++)
 		ASSERT_EQ(0, cl_node_up(self, vm)) TH_LOG("vm%d did not become a node", vm);
@@ -322,6 +330,8 @@ static bool nodes_kept(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) 
 	int vm, clean;
 
 	if (!_metadata->passed || !_metadata->next)
+		return false;
+	if (run(ETCDCTL " del --prefix /chorus/exports/ >/dev/null"))
 		return false;
 	if (run("for v in $(%s --json cluster volume list | jq -r '.[].name'); do "
 		"%s cluster volume delete \"$v\" >/dev/null || exit 1; done", self->ctl, self->ctl))
@@ -351,6 +361,7 @@ FIXTURE_TEARDOWN(cluster)
 	for (vm = 1; vm <= 2; vm++)
 		if (!rl_vm_alive(vm))
 			rl_vm_start(vm, &self->env.remote_mark[vm - 1], _metadata->name);
+	rl_on(HOST, "pkill -x fio; nvme disconnect-all >/dev/null 2>&1; true");
 	for (vm = 1; vm <= 3; vm++)
 		rl_on(vm, "pkill -f 'ack_writer[.]py'; pkill -CONT -x etcd; pkill -CONT -x chorusd; "
 		      "ip link set eth0 up; true");
@@ -805,3 +816,104 @@ TEST_F_TIMEOUT(cluster, etcd_member_lost_changes_nothing_quorum_lost_pauses_io, 
 }
 
 CHORUS_HARNESS_MAIN
+
+/* The ANA state of @nsid's path through node @node, as the host sees it ("" if none). */
+static void host_path_state(int node, char *out, size_t len)
+{
+	if (rl_on_out(HOST, out, len, "for c in /sys/class/nvme/nvme*; do "
+		      "grep -qx " XNQN " $c/subsysnqn 2>/dev/null || continue; "
+		      "grep -q 'traddr=10.99.0.%d,' $c/address || continue; "
+		      "cat $c/nvme*c*n1/ana_state; done 2>/dev/null", node))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* Waits up to @timeout_s for the host's paths through nodes 1, 2, 3 to be in @want ("a,b,c"). */
+static bool host_paths_are(const char *want, int timeout_s, char *seen, size_t len)
+{
+	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
+	char s[3][64];
+	int node;
+
+	do {
+		for (node = 1; node <= 3; node++)
+			host_path_state(node, s[node - 1], sizeof(s[0]));
+		snprintf(seen, len, "%s,%s,%s", s[0], s[1], s[2]);
+		if (!strcmp(seen, want))
+			return true;
+		usleep(500 * 1000);
+	} while (now_ms() < end);
+	return false;
+}
+
+/*
+ * A volume with a replica on every node, exported through every node's
+ * nvmet from one `chorusctl cluster export create`: each node reports the
+ * namespace, optimized on the owner (node 2) and non-optimized on the
+ * others. The host connects to all three over TCP and sees one subsystem,
+ * one multipath device and the same ANA states; fio verify through it; the
+ * replicas are identical. A host not on the allow-list cannot connect; bad
+ * requests are refused by name. Deleting the export removes it from every
+ * node's nvmet.
+ */
+TEST_F_TIMEOUT(cluster, export_through_every_node_host_multipath_fio_verify, 600)
+{
+	char out[512], dev[64], a[64], b[64];
+	int vm;
+
+	ASSERT_EQ(0, run("%s cluster volume create " XVOL " --size " SIZE " --nodes 2,1,3 "
+			 "--transport %s >/dev/null", self->ctl, transport()));
+	EXPECT_EQ(4, run_out(out, sizeof(out), "%s cluster export create " XNQN " --volume nosuch "
+			     "2>&1", self->ctl));
+	EXPECT_NE(NULL, strstr(out, "no volume nosuch")) TH_LOG("%s", out);
+	EXPECT_NE(0, run_out(out, sizeof(out), "%s cluster export create " XNQN " --host host4 "
+			     "2>&1", self->ctl));
+	EXPECT_NE(NULL, strstr(out, "does not start with 'nqn.'")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run("%s cluster export create " XNQN " --volume " XVOL " --host " HOSTNQN
+			 " >/dev/null", self->ctl));
+
+	/* Every node reports its path, the owner's optimized. */
+	for (vm = 0; vm < scaled(60) * 2; vm++) {
+		if (!run_quiet(out, sizeof(out), "%s --json cluster export list | jq -r '.[0]"
+			       ".namespaces[0].paths | [.\"1\", .\"2\", .\"3\"] | "
+			       "map(.ana_state // .not_exported // \"-\") | join(\",\")'",
+			       self->ctl) &&
+		    !strcmp(out, "non-optimized,optimized,non-optimized\n"))
+			break;
+		usleep(500 * 1000);
+	}
+	ASSERT_STREQ("non-optimized,optimized,non-optimized\n", out);
+
+	ASSERT_EQ(0, rl_on(HOST, "modprobe nvme-tcp"));
+	EXPECT_NE(0, rl_on(HOST, "nvme connect -t tcp -a 10.99.0.1 -s 4420 -n " XNQN
+			   " --hostnqn nqn.2026-11.org.chorus:intruder >/dev/null 2>&1"))
+		TH_LOG("a host not on the allow-list connected");
+	for (vm = 1; vm <= 3; vm++)
+		ASSERT_EQ(0, rl_on(HOST, "nvme connect -t tcp -a 10.99.0.%d -s 4420 -n " XNQN
+				   " --hostnqn " HOSTNQN " >/dev/null", vm))
+			TH_LOG("the host cannot connect through node %d", vm);
+	EXPECT_TRUE(host_paths_are("non-optimized,optimized,non-optimized", 30, out,
+				   sizeof(out))) TH_LOG("the host sees %s", out);
+	ASSERT_EQ(0, rl_on_out(HOST, dev, sizeof(dev), "ls /sys/block | grep -E '^nvme[0-9]+n1$'"));
+	dev[strcspn(dev, "\n")] = '\0';
+	ASSERT_EQ(NULL, strchr(dev, '\n')) TH_LOG("more than one device: %s", dev);
+	ASSERT_NE('\0', dev[0]) TH_LOG("the host has no multipath device");
+	EXPECT_EQ(0, rl_on(HOST, "fio --name=t --filename=/dev/%s --direct=1 --ioengine=libaio "
+			   "--rw=randwrite --bs=4k --iodepth=8 --size=16M --verify=crc32c "
+			   "--output-format=terse >/dev/null", dev)) TH_LOG("fio verify through the host failed");
+
+	EXPECT_EQ(0, rl_on(HOST, "nvme disconnect -n " XNQN " >/dev/null"));
+	ASSERT_EQ(0, run("%s cluster export delete " XNQN " >/dev/null", self->ctl));
+	for (vm = 1; vm <= 3; vm++)
+		EXPECT_EQ(0, rl_on(vm, "for i in $(seq 60); do test -e /sys/kernel/config/nvmet/"
+				   "subsystems/" XNQN " || exit 0; sleep 0.5; done; exit 1"))
+			TH_LOG("node %d still exports " XNQN, vm);
+
+	/* What the host wrote is on every replica. */
+	EXPECT_TRUE(cl_wait(self, XVOL, ".health", "healthy", 120));
+	ASSERT_EQ(0, backing_md5(2, XVOL, a, sizeof(a)));
+	for (vm = 1; vm <= 3; vm += 2) {
+		ASSERT_EQ(0, backing_md5(vm, XVOL, b, sizeof(b)));
+		EXPECT_STREQ(a, b) TH_LOG("node %d's replica differs from the owner's", vm);
+	}
+}

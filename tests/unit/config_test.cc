@@ -245,9 +245,17 @@ TEST(Config, ClusterAddressAndPool) {
                 "'port': '0' is not a number in 1..65535");
 }
 
-TEST(Config, ExportSectionsNeedASubsystemEvenWithACluster) {
-    ExpectError(std::string(kClusterOnly) + "[port tcp1]\ntransport = tcp\naddress = 10.0.0.1\n",
-                "^test\\.conf:5: \\[port tcp1\\] needs a \\[subsystem\\] section");
+TEST(Config, AClusterNodesPortsNeedNoSubsystem) {
+    Config c = Parse(std::string(kClusterOnly) +
+                     "[port tcp1]\ntransport = tcp\naddress = 10.0.0.1\n"
+                     "[port rdma1]\ntransport = rdma\naddress = 10.0.0.1\nservice = 4421\n");
+    EXPECT_FALSE(c.export_nvmet);
+    ASSERT_EQ(c.ports.size(), 2u);
+    EXPECT_EQ(c.ports[1].id, 2u);
+    EXPECT_EQ(c.ports[1].service, 4421);
+    ExpectError(std::string(kClusterOnly) + "[namespace 1]\ndevice = /dev/x\n",
+                "^test\\.conf:5: \\[namespace 1\\] needs a \\[subsystem\\] section \\(in a "
+                "cluster, namespaces are exported with 'chorusctl cluster export'\\)");
     Config both = Parse(std::string(kValid) + "[cluster]\netcd = http://127.0.0.1:2379\n");
     EXPECT_TRUE(both.export_nvmet);
     EXPECT_TRUE(both.cluster);

@@ -43,6 +43,15 @@ std::unique_ptr<Command> NewClusterVolumeDelete();
 std::unique_ptr<Command> NewClusterVolumeList();
 std::unique_ptr<Command> NewClusterVolumeStatus();
 
+// The cluster's NVMe-oF exports (commands_cluster_export.cc).
+std::unique_ptr<Command> NewClusterExportCreate();
+std::unique_ptr<Command> NewClusterExportDelete();
+std::unique_ptr<Command> NewClusterExportAdd();
+std::unique_ptr<Command> NewClusterExportRemove();
+std::unique_ptr<Command> NewClusterExportAllow();
+std::unique_ptr<Command> NewClusterExportDisallow();
+std::unique_ptr<Command> NewClusterExportList();
+
 // The event stream (commands_events.cc).
 std::unique_ptr<Command> NewEvents();
 

@@ -52,6 +52,7 @@ constexpr GroupSpec kGroups[] = {
     {"cluster", "The cluster from its store (etcd), from any node"},
     {"cluster node", "The cluster's nodes"},
     {"cluster volume", "Volumes managed by the cluster: replicas placed and owned by chorusd"},
+    {"cluster export", "NVMe-oF subsystems served by every node, with ANA multipath"},
 };
 
 // In the order --help lists them; a group is listed where its first command
@@ -99,6 +100,20 @@ constexpr CommandSpec kCommands[] = {
      NewClusterVolumeList},
     {"cluster volume status", "Show a volume: owner, epoch, write set, each replica",
      Enoent::kNotFound, NewClusterVolumeStatus},
+    {"cluster export create", "Create a subsystem every node exports (volumes, allowed hosts)",
+     Enoent::kFailed, NewClusterExportCreate},
+    {"cluster export delete", "Stop exporting a subsystem on every node", Enoent::kNotFound,
+     NewClusterExportDelete},
+    {"cluster export add", "Export a volume as a namespace of a subsystem", Enoent::kNotFound,
+     NewClusterExportAdd},
+    {"cluster export remove", "Stop exporting a volume through a subsystem", Enoent::kNotFound,
+     NewClusterExportRemove},
+    {"cluster export allow", "Allow a host (its NQN) to connect to a subsystem", Enoent::kNotFound,
+     NewClusterExportAllow},
+    {"cluster export disallow", "Take a host off a subsystem's allow-list", Enoent::kNotFound,
+     NewClusterExportDisallow},
+    {"cluster export list", "List the exports with each node's ANA state per namespace",
+     Enoent::kFailed, NewClusterExportList},
 };
 
 // "volume create" -> {"volume", "create"}.

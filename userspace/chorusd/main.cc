@@ -36,6 +36,7 @@ struct Args {
     std::string config = "/etc/chorus/chorusd.conf";
     std::string configfs = kDefaultConfigfsRoot;
     std::string state_file = kDefaultStateFile;
+    std::string cluster_state_file = kDefaultClusterStateFile;
     bool once = false;
     bool teardown = false;
     bool print_plan = false;
@@ -113,8 +114,14 @@ int Run(const Args& args, const Logger& log) {
     ConfigfsApplier applier(args.configfs, args.state_file,
                             [&log](Severity s, const std::string& msg) { log.Log(s, msg); });
 
-    if (args.teardown)
-        return Teardown(applier, log);
+    if (args.teardown) {
+        // The static export and the cluster's, newest-made first.
+        ConfigfsApplier cluster_applier(
+            args.configfs, args.cluster_state_file,
+            [&log](Severity s, const std::string& msg) { log.Log(s, msg); });
+        int rc = Teardown(cluster_applier, log);
+        return Teardown(applier, log) == kExitOk ? rc : kExitFailed;
+    }
 
     Config cfg;
     try {
@@ -149,7 +156,8 @@ int Run(const Args& args, const Logger& log) {
     if (cfg.cluster) {
         keeper = std::make_unique<SessionKeeper>(cfg, log);
         keeper->Start();
-        reconciler = std::make_unique<Reconciler>(cfg, log, *keeper);
+        reconciler =
+            std::make_unique<Reconciler>(cfg, log, *keeper, args.configfs, args.cluster_state_file);
         reconciler->Start();
     }
     // Harmless (returns 0) when not started by systemd.
@@ -160,7 +168,8 @@ int Run(const Args& args, const Logger& log) {
     log.Info(sig + " received" + (cfg.export_nvmet ? ", tearing down the nvmet export" : ""));
     sd_notify(0, "STOPPING=1");
     // The reconciler first: it uses the keeper. Volumes stay attached and
-    // keep serving; a restarted chorusd adopts them.
+    // keep serving, the cluster's exports stay in nvmet; a restarted
+    // chorusd adopts them.
     reconciler.reset();
     keeper.reset();
     return cfg.export_nvmet ? Teardown(applier, log) : kExitOk;
@@ -174,9 +183,12 @@ int Main(int argc, char** argv) {
     app.add_option("--configfs", args.configfs, "configfs mount point")->capture_default_str();
     app.add_option("--state-file", args.state_file, "Record of what chorusd created")
         ->capture_default_str();
+    app.add_option("--cluster-state-file", args.cluster_state_file,
+                   "Record of what chorusd created for the cluster's exports")
+        ->capture_default_str();
     CLI::Option* once = app.add_flag("--once", args.once, "Apply the export and exit");
     CLI::Option* teardown =
-        app.add_flag("--teardown", args.teardown, "Undo what the state file records and exit");
+        app.add_flag("--teardown", args.teardown, "Undo what the state files record and exit");
     CLI::Option* print = app.add_flag("--print-plan", args.print_plan,
                                       "Print the configfs operations and exit (changes nothing)");
     once->excludes(teardown);

@@ -60,14 +60,16 @@ void ProblemLog::Clear(const std::string& subject) {
         log_.Info(subject + ": resolved");
 }
 
-Reconciler::Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper)
+Reconciler::Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper,
+                       const std::string& configfs, const std::string& nvmet_state_file)
     : cfg_(cfg),
       cluster_(*cfg.cluster),
       log_(log),
       keeper_(keeper),
       etcd_(DaemonEtcdOptions(*cfg.cluster, log)),
       store_(etcd_),
-      problems_(log) {
+      problems_(log),
+      exports_(cfg, log, configfs, nvmet_state_file) {
     if (!cluster_.pool.empty())
         pool_.emplace(cluster_.pool);
 }
@@ -95,6 +97,8 @@ void Reconciler::Run(std::stop_token stop) {
             } catch (const Error& e) {
                 problems_.Report("reconciling", e.what());
             }
+        } else {
+            exports_.CutOff();
         }
         std::this_thread::sleep_for(kPassPeriod);
     }
@@ -125,6 +129,8 @@ void Reconciler::Pass(const SessionSnapshot& session) {
         bool pool_read = RefreshPool(false);
         EnsureListening();
         TendAll(session, view);
+        // Before a deleted volume is detached: its namespace holds it open.
+        exports_.Tend(view, kernel_->List());
         std::vector<VolumeInfo> attached = kernel_->List();
         RemoveDeleted(view, attached);
         if (pool_read)
@@ -285,6 +291,8 @@ void Reconciler::PublishStatus(const SessionSnapshot& session,
     s.pool_error = pool_error_;
     for (const VolumeInfo& v : attached)
         s.volumes[v.name] = VolumeStatus(v);
+    s.nvmet = exports_.Status();
+    s.nvmet_error = exports_.error();
     std::string value = EncodeNodeStatus(s);
     if (value == published_ && session.lease_id == published_lease_)
         return;

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "chorusd/export_tender.h"
 #include "chorusd/log.h"
 #include "chorusd/session_keeper.h"
 #include "lib/cluster_store.h"
@@ -42,7 +43,10 @@ private:
 class Reconciler {
 public:
     // cfg.cluster must be set; everything must outlive the reconciler.
-    Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper);
+    // configfs and nvmet_state_file are where the cluster's exports go
+    // and the record of them (ExportTender).
+    Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper,
+               const std::string& configfs, const std::string& nvmet_state_file);
     ~Reconciler();
     Reconciler(const Reconciler&) = delete;
     Reconciler& operator=(const Reconciler&) = delete;
@@ -72,6 +76,7 @@ private:
     std::optional<LvmPool> pool_;
     std::optional<VolumeClient> kernel_;
     ProblemLog problems_;
+    ExportTender exports_;
     bool listening_ = false;
     std::optional<PoolStats> pool_stats_;
     std::string pool_error_;

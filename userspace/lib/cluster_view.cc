@@ -71,6 +71,9 @@ NodeStatus DecodeNodeStatus(const EtcdKeyValue& kv) {
     s.pool_error = j.value("pool_error", "");
     if (j.contains("volumes") && j["volumes"].is_object())
         s.volumes = j["volumes"];
+    if (j.contains("nvmet") && j["nvmet"].is_object())
+        s.nvmet = j["nvmet"];
+    s.nvmet_error = j.value("nvmet_error", "");
     return s;
 }
 
@@ -83,6 +86,10 @@ std::string EncodeNodeStatus(const NodeStatus& status) {
                      {"free_bytes", status.pool->free_bytes}};
     if (!status.pool_error.empty())
         j["pool_error"] = status.pool_error;
+    if (!status.nvmet.empty())
+        j["nvmet"] = status.nvmet;
+    if (!status.nvmet_error.empty())
+        j["nvmet_error"] = status.nvmet_error;
     return j.dump();
 }
 
@@ -106,6 +113,8 @@ ClusterView ReadClusterView(EtcdClient& etcd) {
                 writesets[name] = &kv;
             } else if (kind == "owner") {
                 owners[name] = &kv;
+            } else if (kind == "exports") {
+                v.exports[name] = {DecodeExportSpec(kv.key, kv.value), kv.mod_revision};
             }
         } catch (const StoreValueError& e) {
             v.problems.push_back(e.what());

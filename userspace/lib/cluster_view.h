@@ -14,6 +14,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/cluster_export.h"
 #include "lib/cluster_store.h"
 #include "lib/etcd_client.h"
 
@@ -43,6 +44,11 @@ struct NodeStatus {
     // Per volume, what the kernel says (role, epoch, peers...), as
     // Documentation/cluster.md describes; kept as JSON for printing.
     nlohmann::json volumes = nlohmann::json::object();
+    // Per exported subsystem and nsid, what this node's nvmet shows
+    // ({"<nqn>": {"<nsid>": {"volume": …, "ana_group": G, "ana_state": …}}},
+    // or "not_exported": why), as Documentation/access.md describes.
+    nlohmann::json nvmet = nlohmann::json::object();
+    std::string nvmet_error;  // why the export could not be applied, if so
 };
 
 std::string NodeStatusKey(uint32_t node_id);  // /chorus/status/<id>
@@ -60,7 +66,8 @@ struct ClusterView {
     int64_t revision = 0;
     std::map<uint32_t, NodeRecord> nodes;
     std::map<uint32_t, NodeStatus> status;
-    std::map<std::string, VolumeState> volumes;  // every volume whose spec decodes
+    std::map<std::string, VolumeState> volumes;             // every volume whose spec decodes
+    std::map<std::string, Revisioned<ExportSpec>> exports;  // by NQN, every one that decodes
     // Keys that did not decode, each "etcd key K: why": nothing acts on them.
     std::vector<std::string> problems;
     // Volumes with a problem in one of their keys: left alone.

@@ -273,15 +273,8 @@ void ParseNode(const std::string& file, Section& s, Config& cfg) {
 void ParseSubsystem(const std::string& file, Section& s, Config& cfg) {
     SectionReader r(file, s);
     cfg.nqn = *r.String("nqn", true);
-    int line = r.Line("nqn");
-    if (cfg.nqn.rfind("nqn.", 0) != 0)
-        r.Fail(line, "'nqn': '" + cfg.nqn + "' does not start with 'nqn.'");
-    if (cfg.nqn.size() > kMaxNqnLen)
-        r.Fail(line, "'nqn' is " + std::to_string(cfg.nqn.size()) + " bytes, at most " +
-                         std::to_string(kMaxNqnLen) + " allowed");
-    // It names a configfs directory: no '/', no blanks.
-    if (!Printable(cfg.nqn, '!') || cfg.nqn.find('/') != std::string::npos)
-        r.Fail(line, "'nqn' contains a blank, '/' or a non-ASCII character");
+    if (std::string problem = NqnProblem(cfg.nqn); !problem.empty())
+        r.Fail(r.Line("nqn"), "'nqn': " + problem);
 
     cfg.serial = r.String("serial").value_or(DefaultSerial(cfg.nqn));
     if (cfg.serial.size() > kMaxSerialLen || !Printable(cfg.serial, ' '))
@@ -480,11 +473,20 @@ Config ParseConfig(std::string_view text, const std::string& file) {
     Section* subsystem = FindSection(sections, "subsystem");
     if (subsystem == nullptr && cluster == nullptr)
         MissingSection(file, "[subsystem]");
+    Taken taken;
     if (subsystem == nullptr) {
-        for (const Section& s : sections)
-            if (s.type == "port" || s.type == "namespace" || s.type == "ana")
+        // A cluster node: its [port] sections are where the cluster's
+        // exports (chorusctl cluster export) are reached.
+        for (Section& s : sections) {
+            if (s.type == "namespace" || s.type == "ana")
                 throw ConfigError(file + ":" + std::to_string(s.line) + ": " + SectionTitle(s) +
-                                  " needs a [subsystem] section");
+                                  " needs a [subsystem] section (in a cluster, namespaces are "
+                                  "exported with 'chorusctl cluster export')");
+            if (s.type == "port") {
+                auto default_id = static_cast<uint32_t>(cfg.ports.size() + 1);
+                cfg.ports.push_back(ParsePort(file, s, default_id, taken));
+            }
+        }
         return cfg;
     }
     cfg.export_nvmet = true;
@@ -496,7 +498,6 @@ Config ParseConfig(std::string_view text, const std::string& file) {
 
     // In order of appearance, so that the first mistake in the file is the
     // one reported.
-    Taken taken;
     for (Section& s : sections) {
         if (s.type == "port") {
             auto default_id = static_cast<uint32_t>(cfg.ports.size() + 1);

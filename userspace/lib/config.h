@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "lib/nqn.h"
 #include "lib/uuid.h"
 
 namespace chorus {
@@ -73,7 +74,6 @@ struct Config {
 inline constexpr uint32_t kMaxNodeId = 32;
 inline constexpr uint32_t kMaxAnaGroups = 128;  // NVMET_MAX_ANAGRPS in Linux 6.1
 inline constexpr uint16_t kMaxCntlid = 0xffef;  // NVME_CNTLID_MAX
-inline constexpr size_t kMaxNqnLen = 223;       // NVMF_NQN_SIZE - 1
 inline constexpr size_t kMaxSerialLen = 20;
 inline constexpr size_t kMaxModelLen = 40;
 

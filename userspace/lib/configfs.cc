@@ -305,7 +305,7 @@ bool ConfigfsApplier::ApplyOp(const ConfigfsOp& op) {
                 if (!S_ISDIR(st.st_mode))
                     throw Error("mkdir " + path + ": exists and is not a directory", EEXIST);
                 if (op.kind == ConfigfsOp::Kind::kMkdir &&
-                    !Recorded(StateEntry::Kind::kDir, op.path))
+                    !Recorded(StateEntry::Kind::kDir, op.path) && warned_.insert(op.path).second)
                     Log(Severity::kWarn, path +
                                              " already exists and was not created by chorusd: "
                                              "reusing it, teardown will leave it in place");
@@ -375,46 +375,120 @@ bool ConfigfsApplier::ApplyOp(const ConfigfsOp& op) {
     return false;
 }
 
+bool ConfigfsApplier::Undo(const StateEntry& e) {
+    const std::string path = Abs(e.path);
+    int rc = 0;
+    std::string what;
+    switch (e.kind) {
+        case StateEntry::Kind::kDir:
+            what = "rmdir " + path;
+            rc = ::rmdir(path.c_str());
+            break;
+        case StateEntry::Kind::kFile:
+        case StateEntry::Kind::kLink:
+            what = "unlink " + path;
+            rc = ::unlink(path.c_str());
+            break;
+        case StateEntry::Kind::kWrite:
+            what = "write " + path + " = " + e.value;
+            try {
+                WriteAttr(path, e.value, O_TRUNC);
+            } catch (const Error& ex) {
+                errno = ex.errnum();
+                rc = -1;
+            }
+            break;
+    }
+    if (rc < 0 && errno != ENOENT) {
+        Log(Severity::kWarn, what + ": " + DescribeErrno(errno));
+        return false;
+    }
+    Log(Severity::kDebug, what + (rc < 0 ? " (already gone)" : ""));
+    return true;
+}
+
 TeardownResult ConfigfsApplier::UndoFrom(size_t from) {
     TeardownResult result;
     std::vector<StateEntry> kept;  // failed ones, newest first
     while (entries_.size() > from) {
         StateEntry e = entries_.back();
         entries_.pop_back();
-        const std::string path = Abs(e.path);
-        int rc = 0;
-        std::string what;
-        switch (e.kind) {
-            case StateEntry::Kind::kDir:
-                what = "rmdir " + path;
-                rc = ::rmdir(path.c_str());
-                break;
-            case StateEntry::Kind::kFile:
-            case StateEntry::Kind::kLink:
-                what = "unlink " + path;
-                rc = ::unlink(path.c_str());
-                break;
-            case StateEntry::Kind::kWrite:
-                what = "write " + path + " = " + e.value;
-                try {
-                    WriteAttr(path, e.value, O_TRUNC);
-                } catch (const Error& ex) {
-                    errno = ex.errnum();
-                    rc = -1;
-                }
-                break;
-        }
-        if (rc < 0 && errno != ENOENT) {
-            Log(Severity::kWarn, what + ": " + DescribeErrno(errno));
+        if (Undo(e)) {
+            result.undone++;
+        } else {
             kept.push_back(e);
             result.failed++;
-        } else {
-            Log(Severity::kDebug, what + (rc < 0 ? " (already gone)" : ""));
-            result.undone++;
         }
     }
     // Failed entries stay, oldest first, so a later teardown retries them.
     entries_.insert(entries_.end(), kept.rbegin(), kept.rend());
+    try {
+        state_.Save(root_, entries_);
+    } catch (const Error& ex) {
+        Log(Severity::kWarn, ex.what());
+    }
+    return result;
+}
+
+std::vector<std::string> ConfigfsApplier::ObjectsToRemake(
+    const std::vector<ConfigfsOp>& plan) const {
+    std::vector<std::string> dirs;
+    for (const ConfigfsOp& op : plan) {
+        if (op.kind != ConfigfsOp::Kind::kWrite || !op.fixed)
+            continue;
+        std::string current;
+        const std::string dir = op.path.substr(0, op.path.rfind('/'));
+        if (ReadAttr(Abs(op.path), current) && TrimTrailing(current) != op.value &&
+            Recorded(StateEntry::Kind::kDir, dir))
+            dirs.push_back(dir);
+    }
+    return dirs;
+}
+
+TeardownResult ConfigfsApplier::Prune(const std::vector<ConfigfsOp>& plan) {
+    FileLock lock = Lock();
+    entries_ = state_.Load(root_);
+    std::set<std::pair<StateEntry::Kind, std::string>> wanted;
+    for (const ConfigfsOp& op : plan) {
+        switch (op.kind) {
+            case ConfigfsOp::Kind::kMkdir:
+            case ConfigfsOp::Kind::kEnsureDir:
+                wanted.emplace(StateEntry::Kind::kDir, op.path);
+                break;
+            case ConfigfsOp::Kind::kSymlink:
+                wanted.emplace(StateEntry::Kind::kLink, op.path);
+                break;
+            case ConfigfsOp::Kind::kWrite:
+                wanted.emplace(StateEntry::Kind::kFile, op.path);
+                if (!op.undo.empty())
+                    wanted.emplace(StateEntry::Kind::kWrite, op.path);
+                break;
+        }
+    }
+    const std::vector<std::string> remake = ObjectsToRemake(plan);
+    auto inside_remade = [&](const std::string& path) {
+        for (const std::string& d : remake)
+            if (path == d || path.rfind(d + "/", 0) == 0)
+                return true;
+        return false;
+    };
+    for (const std::string& d : remake)
+        Log(Severity::kInfo, Abs(d) + ": an attribute fixed once enabled must change: remaking it");
+    TeardownResult result;
+    std::vector<StateEntry> kept;  // newest first
+    for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
+        if (wanted.count({it->kind, it->path}) > 0 && !inside_remade(it->path)) {
+            kept.push_back(*it);
+        } else if (Undo(*it)) {
+            result.undone++;
+        } else {
+            kept.push_back(*it);
+            result.failed++;
+        }
+    }
+    if (result.undone == 0 && result.failed == 0)
+        return result;
+    entries_.assign(kept.rbegin(), kept.rend());
     try {
         state_.Save(root_, entries_);
     } catch (const Error& ex) {

@@ -13,6 +13,7 @@
 #define CHORUS_LIB_CONFIGFS_H_
 
 #include <chrono>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,7 @@ namespace chorus {
 
 inline constexpr const char* kDefaultConfigfsRoot = "/sys/kernel/config";
 inline constexpr const char* kDefaultStateFile = "/run/chorus/nvmet.json";
+inline constexpr const char* kDefaultClusterStateFile = "/run/chorus/nvmet-cluster.json";
 
 // One recorded change, undone on teardown.
 struct StateEntry {
@@ -87,6 +89,14 @@ public:
     // logged and kept in the state file; the rest is still undone.
     TeardownResult Teardown();
 
+    // Undoes, newest first, what the state file records and plan no longer
+    // asks for: a directory or link it does not make, a write it does not
+    // make with an undo; and every object a fixed write of plan would have
+    // to change, with everything recorded inside it. Run before Apply(plan)
+    // when the desired state shrinks. Failures stay recorded, as in
+    // Teardown.
+    TeardownResult Prune(const std::vector<ConfigfsOp>& plan);
+
     const std::string& root() const { return root_; }
 
 private:
@@ -100,6 +110,10 @@ private:
     FileLock Lock() const;
     // Undoes entries_[from..] newest first, keeping the ones that fail.
     TeardownResult UndoFrom(size_t from);
+    // Undoes one entry; false (logged) if that failed.
+    bool Undo(const StateEntry& e);
+    // The directories of plan's objects whose fixed attribute differs.
+    std::vector<std::string> ObjectsToRemake(const std::vector<ConfigfsOp>& plan) const;
     void Record(StateEntry entry);
     bool Recorded(StateEntry::Kind kind, const std::string& rel) const;
     std::string Abs(const std::string& rel) const;
@@ -110,7 +124,8 @@ private:
     LogFn log_;
     std::vector<StateEntry> entries_;
     std::chrono::milliseconds lock_timeout_{30000};
-    bool configfs_ = false;  // root is a configfs mount, not a plain tree
+    bool configfs_ = false;         // root is a configfs mount, not a plain tree
+    std::set<std::string> warned_;  // "exists, not ours" said once per path
 };
 
 }  // namespace chorus

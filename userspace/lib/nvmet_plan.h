@@ -30,6 +30,13 @@ struct ConfigfsOp {
     std::string path;   // relative to the configfs root, e.g. "nvmet/ports/1"
     std::string value;  // kWrite: the value; kSymlink: the target
     std::string undo;   // kWrite only; empty: nothing to undo
+    // kWrite only: the attribute can be written only while its object is
+    // new (nvmet's device_path once enabled). ConfigfsApplier::Prune
+    // removes an object chorusd made whose fixed attribute reads back
+    // otherwise, and Apply makes it again.
+    bool fixed = false;
+
+    bool operator==(const ConfigfsOp&) const = default;
 };
 
 // The export, in the order nvmet requires: subsystem and its identity

@@ -1,0 +1,133 @@
+#include "lib/cluster_export.h"
+
+#include <algorithm>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "lib/nqn.h"
+#include "lib/store_value.h"
+#include "lib/volume_validate.h"
+
+namespace chorus {
+
+namespace {
+
+using Json = nlohmann::json;
+using R = EtcdCompare::Result;
+
+ExportNamespace DecodeNamespace(const std::string& key, const Json& j) {
+    if (!j.is_object())
+        throw StoreValueError(key, "a namespace is not an object: " + j.dump());
+    int64_t nsid = Field<int64_t>(key, j, "nsid");
+    if (nsid < 1 || nsid > kMaxExportNsid)
+        throw StoreValueError(key, "nsid " + std::to_string(nsid) + " is not in 1.." +
+                                       std::to_string(kMaxExportNsid));
+    return {static_cast<uint32_t>(nsid), Field<std::string>(key, j, "volume")};
+}
+
+}  // namespace
+
+std::string ExportKey(std::string_view nqn) {
+    return "/chorus/exports/" + std::string(nqn);
+}
+
+std::string ExportSpecProblem(const ExportSpec& spec) {
+    if (std::string p = NqnProblem(spec.nqn); !p.empty())
+        return "subsystem NQN " + p;
+    std::set<std::string> hosts;
+    for (const std::string& h : spec.hosts) {
+        if (std::string p = NqnProblem(h); !p.empty())
+            return "host NQN " + p;
+        if (!hosts.insert(h).second)
+            return "host " + h + " is listed twice";
+    }
+    if (spec.allow_any_host && !spec.hosts.empty())
+        return "allow_any_host is set and hosts are listed: nvmet takes one or the other";
+    std::set<uint32_t> ids;
+    std::set<std::string> volumes;
+    for (const ExportNamespace& ns : spec.namespaces) {
+        if (ns.nsid < 1 || ns.nsid > kMaxExportNsid)
+            return "nsid " + std::to_string(ns.nsid) + " is not in 1.." +
+                   std::to_string(kMaxExportNsid);
+        if (!ids.insert(ns.nsid).second)
+            return "nsid " + std::to_string(ns.nsid) + " is used twice";
+        if (std::string p = CheckVolumeName(ns.volume); !p.empty())
+            return "namespace " + std::to_string(ns.nsid) + ": " + p;
+        if (!volumes.insert(ns.volume).second)
+            return "volume " + ns.volume + " is exported twice";
+    }
+    return "";
+}
+
+std::string EncodeExportSpec(const ExportSpec& spec) {
+    Json namespaces = Json::array();
+    for (const ExportNamespace& ns : spec.namespaces)
+        namespaces.push_back({{"nsid", ns.nsid}, {"volume", ns.volume}});
+    return Json{{"version", kStoreValueVersion},
+                {"nqn", spec.nqn},
+                {"hosts", spec.hosts},
+                {"allow_any_host", spec.allow_any_host},
+                {"namespaces", namespaces}}
+        .dump();
+}
+
+ExportSpec DecodeExportSpec(const std::string& key, std::string_view value) {
+    Json j = ParseVersioned(key, value);
+    ExportSpec s;
+    s.nqn = Field<std::string>(key, j, "nqn");
+    if (key != ExportKey(s.nqn))
+        throw StoreValueError(key, "names subsystem '" + s.nqn + "'");
+    s.hosts = Field<std::vector<std::string>>(key, j, "hosts");
+    s.allow_any_host = Field<bool>(key, j, "allow_any_host");
+    Json namespaces = Field<Json>(key, j, "namespaces");
+    if (!namespaces.is_array())
+        throw StoreValueError(key, "'namespaces' is not an array");
+    for (const Json& ns : namespaces)
+        s.namespaces.push_back(DecodeNamespace(key, ns));
+    std::sort(s.namespaces.begin(), s.namespaces.end(),
+              [](const auto& a, const auto& b) { return a.nsid < b.nsid; });
+    if (std::string p = ExportSpecProblem(s); !p.empty())
+        throw StoreValueError(key, p);
+    return s;
+}
+
+uint32_t FreeNsid(const ExportSpec& spec) {
+    uint32_t id = 1;
+    for (const ExportNamespace& ns : spec.namespaces)  // ascending
+        if (ns.nsid == id)
+            id++;
+    return id;
+}
+
+std::optional<Revisioned<ExportSpec>> ExportStore::Get(std::string_view nqn) {
+    const std::string key = ExportKey(nqn);
+    EtcdRangeResult r = etcd_.Range(EtcdKeys::Key(key));
+    if (r.kvs.empty())
+        return std::nullopt;
+    return Revisioned<ExportSpec>{DecodeExportSpec(key, r.kvs[0].value), r.kvs[0].mod_revision};
+}
+
+bool ExportStore::Create(const ExportSpec& spec) {
+    const std::string key = ExportKey(spec.nqn);
+    return etcd_.Txn({EtcdCompare::Absent(key)}, {EtcdOp::Put(key, EncodeExportSpec(spec))})
+        .succeeded;
+}
+
+bool ExportStore::Replace(const ExportSpec& spec, int64_t mod_revision) {
+    const std::string key = ExportKey(spec.nqn);
+    return etcd_
+        .Txn({EtcdCompare::ModRevision(key, R::kEqual, mod_revision)},
+             {EtcdOp::Put(key, EncodeExportSpec(spec))})
+        .succeeded;
+}
+
+bool ExportStore::Delete(std::string_view nqn, int64_t mod_revision) {
+    const std::string key = ExportKey(nqn);
+    return etcd_
+        .Txn({EtcdCompare::ModRevision(key, R::kEqual, mod_revision)},
+             {EtcdOp::Delete(EtcdKeys::Key(key))})
+        .succeeded;
+}
+
+}  // namespace chorus
