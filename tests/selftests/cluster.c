@@ -46,6 +46,7 @@ FIXTURE(cluster) {
 	char acked[512];	/* the writer's log, in the lab dir */
 	char acked2[512];	/* the log of a writer to VOL2 */
 	char acked3[512];	/* the log of a writer to VOL on a replica (forwarded) */
+	char acked4[512];	/* the log of the host's writer (NVMe-oF, multipath) */
 };
 
 /* The volumes' transport: tcp unless CHORUS_CLUSTER_TRANSPORT says otherwise. */
@@ -233,6 +234,82 @@ static bool writer_goes_on(const char *log, int seconds)
 	return true;
 }
 
+/* The ANA state of the host's path through node @node ("" if it has none). */
+static void host_path_state(int node, char *out, size_t len)
+{
+	if (rl_on_out(HOST, out, len, "for c in /sys/class/nvme/nvme*; do "
+		      "grep -qx " XNQN " $c/subsysnqn 2>/dev/null || continue; "
+		      "grep -q 'traddr=10.99.0.%d,' $c/address || continue; "
+		      "cat $c/nvme*c*n1/ana_state; done 2>/dev/null", node))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* Waits up to @timeout_s for the host's paths through nodes 1, 2, 3 to be in @want ("a,b,c"). */
+static bool host_paths_are(const char *want, int timeout_s, char *seen, size_t len)
+{
+	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
+	char s[3][64];
+	int node;
+
+	do {
+		for (node = 1; node <= 3; node++)
+			host_path_state(node, s[node - 1], sizeof(s[0]));
+		snprintf(seen, len, "%s,%s,%s", s[0], s[1], s[2]);
+		if (!strcmp(seen, want))
+			return true;
+		usleep(500 * 1000);
+	} while (now_ms() < end);
+	return false;
+}
+
+/*
+ * Exports @vol as namespace 1 of XNQN, allowed to the host only; waits until
+ * the nodes report @want (their ANA states for nodes 1, 2, 3: "-" for one
+ * that reports nothing, "none" for one that does not export it); connects
+ * the host through nodes 1..@nodes over TCP and names its multipath device
+ * in @dev.
+ */
+static void __host_attach(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self,
+			  const char *vol, const char *want, int nodes, char *dev, size_t len)
+{
+	char out[256];
+	int i;
+
+	ASSERT_EQ(0, run("%s cluster export create " XNQN " --volume %s --host " HOSTNQN
+			 " >/dev/null", self->ctl, vol));
+	for (i = 0; i < scaled(60) * 2; i++) {
+		if (!run_quiet(out, sizeof(out), "%s --json cluster export list | jq -r '.[0]"
+			       ".namespaces[0].paths | [.\"1\", .\"2\", .\"3\"] | map(if . == null "
+			       "then \"-\" elif .ana_state then .ana_state else \"none\" end) | "
+			       "join(\",\")'", self->ctl) &&
+		    !strncmp(out, want, strlen(want)) && out[strlen(want)] == '\n')
+			break;
+		usleep(500 * 1000);
+	}
+	out[strcspn(out, "\n")] = '\0';
+	ASSERT_STREQ(want, out) TH_LOG("the nodes' ANA states for %s", vol);
+	ASSERT_EQ(0, rl_on(HOST, "modprobe nvme-tcp"));
+	for (i = 1; i <= nodes; i++)
+		ASSERT_EQ(0, rl_on(HOST, "nvme connect -t tcp -a 10.99.0.%d -s 4420 -n " XNQN
+				   " --hostnqn " HOSTNQN " >/dev/null", i))
+			TH_LOG("the host cannot connect through node %d", i);
+	ASSERT_EQ(0, rl_on_out(HOST, dev, len, "ls /sys/block | grep -E '^nvme[0-9]+n1$'"));
+	dev[strcspn(dev, "\n")] = '\0';
+	ASSERT_EQ(NULL, strchr(dev, '\n')) TH_LOG("more than one device: %s", dev);
+	ASSERT_NE('\0', dev[0]) TH_LOG("the host has no multipath device");
+}
+#define host_attach(vol, want, nodes, dev) \
+	__host_attach(_metadata, self, vol, want, nodes, dev, sizeof(dev))
+
+/* The host's clock, as its writer's log has it. */
+static double host_time(void)
+{
+	char out[64];
+
+	return rl_on_out(HOST, out, sizeof(out), "date +%%s.%%N") ? 0 : atof(out);
+}
+
 /*
  * Creates the volume on nodes 1 and 2 and waits until both are in the write
  * set, over the transport asked for.
@@ -284,6 +361,7 @@ FIXTURE_SETUP(cluster)
 	snprintf(self->acked, sizeof(self->acked), "%s/cluster/acked-%d.log", lab, getpid());
 	snprintf(self->acked2, sizeof(self->acked2), "%s/cluster/acked2-%d.log", lab, getpid());
 	snprintf(self->acked3, sizeof(self->acked3), "%s/cluster/acked3-%d.log", lab, getpid());
+	snprintf(self->acked4, sizeof(self->acked4), "%s/cluster/acked4-%d.log", lab, getpid());
 	for (vm = 1; vm <= 2; vm++) {
 		if (!rl_vm_alive(vm))
 			ASSERT_EQ(0, rl_vm_start(vm, NULL, NULL));
@@ -361,7 +439,8 @@ FIXTURE_TEARDOWN(cluster)
 	for (vm = 1; vm <= 2; vm++)
 		if (!rl_vm_alive(vm))
 			rl_vm_start(vm, &self->env.remote_mark[vm - 1], _metadata->name);
-	rl_on(HOST, "pkill -x fio; nvme disconnect-all >/dev/null 2>&1; true");
+	rl_on(HOST, "pkill -x fio; pkill -f 'ack_writer[.]py'; sleep 1; "
+	      "nvme disconnect-all >/dev/null 2>&1; true");
 	for (vm = 1; vm <= 3; vm++)
 		rl_on(vm, "pkill -f 'ack_writer[.]py'; pkill -CONT -x etcd; pkill -CONT -x chorusd; "
 		      "ip link set eth0 up; true");
@@ -374,7 +453,8 @@ FIXTURE_TEARDOWN(cluster)
 		if (vm < 3 && !rl_vm_kill(vm))
 			rl_vm_start(vm, &self->env.remote_mark[vm - 1], _metadata->name);
 	}
-	run("rm -f %s %s %s %s.spec", self->acked, self->acked2, self->acked3, self->acked);
+	run("rm -f %s %s %s %s %s.spec", self->acked, self->acked2, self->acked3, self->acked4,
+	    self->acked);
 	env_teardown(_metadata, &self->env);
 }
 
@@ -439,14 +519,17 @@ TEST_F_TIMEOUT(cluster, create_from_any_node_fio_verify_delete, 420)
  * the owner, rejoins as a replica, is resynced and returns to the write
  * set. A second volume, owned by node 3 with its replica on node 2, is
  * written to all along: it keeps its owner, epoch and write set, and its
- * writes never stall.
+ * writes never stall. The volume is exported: the host, connected through
+ * nodes 1 (optimized) and 2 (non-optimized), writes through its multipath
+ * device all along; its writes go on through node 2, whose path becomes
+ * optimized, and node 1's path returns non-optimized.
  */
-TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_writes, 600)
+TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_writes, 720)
 {
-	char epoch1[32], epoch2[32], other1[32], other2[64], want[64];
-	double killed, gap;
+	char epoch1[32], epoch2[32], other1[32], other2[64], want[64], dev[64], seen[256];
+	double killed, host_killed, gap;
 	uint64_t t0;
-	int before;
+	int before, i;
 
 	ASSERT_EQ(0, run("%s cluster volume create " VOL2 " --size " SIZE " --nodes 3,2 "
 			 "--transport %s >/dev/null", self->ctl, transport()));
@@ -461,7 +544,16 @@ TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_wri
 	ASSERT_EQ(0, rl_on(2, "echo %u > /sys/module/chorus/parameters/forward_timeout_ms",
 			   scaled(120) * 1000));
 	__start_writer(_metadata, self, 2, VOL, self->acked3, 50, "--first 4096 --blocks 256");
+	host_attach(VOL, "optimized,non-optimized,none", 2, dev);
+	EXPECT_TRUE(host_paths_are("optimized,non-optimized,", 30, seen, sizeof(seen)))
+		TH_LOG("the host sees %s", seen);
+	ASSERT_EQ(0, rl_on(HOST, "setsid python3 %s write /dev/%s %s --first 4352 --blocks 512 "
+			   ">/dev/null 2>&1 </dev/null &", self->writer, dev, self->acked4));
+	for (i = 0; i < scaled(60) * 4 && lines_of(self->acked4) < 50; i++)
+		usleep(250 * 1000);
+	ASSERT_LE(50, lines_of(self->acked4)) TH_LOG("the host's writer is stuck");
 	EXPECT_EQ(0, kmsg_check(&self->env.remote_mark[0])) TH_LOG("vm1's log before the kill");
+	host_killed = host_time();
 	ASSERT_EQ(0, rl_vm_kill(1));
 	t0 = now_ms();
 	killed = realtime_s();
@@ -498,11 +590,33 @@ TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_wri
 	snprintf(want, sizeof(want), "3 %s 2,3 0", other1);
 	EXPECT_STREQ(want, other2) TH_LOG(VOL2 ": owner, epoch, write set, out of date");
 
+	/* The host moved to node 2's path, optimized now, without an error. */
+	for (i = 0; i < scaled(60) * 2; i++) {
+		host_path_state(2, seen, sizeof(seen));
+		if (!strcmp(seen, "optimized"))
+			break;
+		usleep(500 * 1000);
+	}
+	EXPECT_STREQ("optimized", seen) TH_LOG("node 2's path, as the host sees it");
+	EXPECT_TRUE(writer_goes_on(self->acked4, 5)) TH_LOG("the host's writer stalled");
+	EXPECT_EQ(0, rl_on(HOST, "pgrep -f 'ack_writer[.]py' >/dev/null"))
+		TH_LOG("the host's writer died: an I/O error reached it");
+	gap = max_ack_gap(self->acked4, host_killed, host_time());
+	TH_LOG("host: longest pause between acknowledged writes across the failover %.3f s",
+	       gap);
+
 	ASSERT_EQ(0, rl_vm_start(1, &self->env.remote_mark[0], _metadata->name));
 	ASSERT_EQ(0, cl_node_up(self, 1));
 	ASSERT_TRUE(cl_wait(self, VOL, ".health", "healthy", 180)) TH_LOG("node 1 did not rejoin");
 	EXPECT_TRUE(cl_wait(self, VOL, ".replica_states[0].role", "replica", 10));
-	verify_on(1);
+	/* The host's path through node 1 is back, non-optimized. */
+	EXPECT_TRUE(host_paths_are("non-optimized,optimized,", 60, seen, sizeof(seen)))
+		TH_LOG("the host sees %s", seen);
+	rl_on(HOST, "pkill -f 'ack_writer[.]py'; sleep 1; true");
+	EXPECT_EQ(0, rl_on_out(HOST, seen, sizeof(seen), "python3 %s verify /dev/%s %s 2>&1",
+			       self->writer, dev, self->acked4)) TH_LOG("host: %s", seen);
+	TH_LOG("host: %s", seen);
+	/* Node 1's own writes: verified on node 2 above; node 1 is identical to it. */
 	replicas_identical();
 	run("pkill -f 'ack_writer[.]py'; sleep 1; true");
 	__verify_on(_metadata, self, 2, VOL2, self->acked2);
@@ -817,35 +931,6 @@ TEST_F_TIMEOUT(cluster, etcd_member_lost_changes_nothing_quorum_lost_pauses_io, 
 
 CHORUS_HARNESS_MAIN
 
-/* The ANA state of @nsid's path through node @node, as the host sees it ("" if none). */
-static void host_path_state(int node, char *out, size_t len)
-{
-	if (rl_on_out(HOST, out, len, "for c in /sys/class/nvme/nvme*; do "
-		      "grep -qx " XNQN " $c/subsysnqn 2>/dev/null || continue; "
-		      "grep -q 'traddr=10.99.0.%d,' $c/address || continue; "
-		      "cat $c/nvme*c*n1/ana_state; done 2>/dev/null", node))
-		out[0] = '\0';
-	out[strcspn(out, "\n")] = '\0';
-}
-
-/* Waits up to @timeout_s for the host's paths through nodes 1, 2, 3 to be in @want ("a,b,c"). */
-static bool host_paths_are(const char *want, int timeout_s, char *seen, size_t len)
-{
-	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
-	char s[3][64];
-	int node;
-
-	do {
-		for (node = 1; node <= 3; node++)
-			host_path_state(node, s[node - 1], sizeof(s[0]));
-		snprintf(seen, len, "%s,%s,%s", s[0], s[1], s[2]);
-		if (!strcmp(seen, want))
-			return true;
-		usleep(500 * 1000);
-	} while (now_ms() < end);
-	return false;
-}
-
 /*
  * A volume with a replica on every node, exported through every node's
  * nvmet from one `chorusctl cluster export create`: each node reports the
@@ -853,12 +938,15 @@ static bool host_paths_are(const char *want, int timeout_s, char *seen, size_t l
  * others. The host connects to all three over TCP and sees one subsystem,
  * one multipath device and the same ANA states; fio verify through it; the
  * replicas are identical. A host not on the allow-list cannot connect; bad
- * requests are refused by name. Deleting the export removes it from every
- * node's nvmet.
+ * requests are refused by name. A planned move to node 3 under the host's
+ * writes: no error reaches them, node 3's path becomes the optimized one,
+ * every acknowledged write reads back. Deleting the export removes it from
+ * every node's nvmet.
  */
-TEST_F_TIMEOUT(cluster, export_through_every_node_host_multipath_fio_verify, 600)
+TEST_F_TIMEOUT(cluster, export_through_every_node_host_multipath_fio_verify, 720)
 {
 	char out[512], dev[64], a[64], b[64];
+	double t;
 	int vm;
 
 	ASSERT_EQ(0, run("%s cluster volume create " XVOL " --size " SIZE " --nodes 2,1,3 "
@@ -869,38 +957,43 @@ TEST_F_TIMEOUT(cluster, export_through_every_node_host_multipath_fio_verify, 600
 	EXPECT_NE(0, run_out(out, sizeof(out), "%s cluster export create " XNQN " --host host4 "
 			     "2>&1", self->ctl));
 	EXPECT_NE(NULL, strstr(out, "does not start with 'nqn.'")) TH_LOG("%s", out);
-	ASSERT_EQ(0, run("%s cluster export create " XNQN " --volume " XVOL " --host " HOSTNQN
-			 " >/dev/null", self->ctl));
-
-	/* Every node reports its path, the owner's optimized. */
-	for (vm = 0; vm < scaled(60) * 2; vm++) {
-		if (!run_quiet(out, sizeof(out), "%s --json cluster export list | jq -r '.[0]"
-			       ".namespaces[0].paths | [.\"1\", .\"2\", .\"3\"] | "
-			       "map(.ana_state // .not_exported // \"-\") | join(\",\")'",
-			       self->ctl) &&
-		    !strcmp(out, "non-optimized,optimized,non-optimized\n"))
-			break;
-		usleep(500 * 1000);
-	}
-	ASSERT_STREQ("non-optimized,optimized,non-optimized\n", out);
-
-	ASSERT_EQ(0, rl_on(HOST, "modprobe nvme-tcp"));
+	host_attach(XVOL, "non-optimized,optimized,non-optimized", 3, dev);
 	EXPECT_NE(0, rl_on(HOST, "nvme connect -t tcp -a 10.99.0.1 -s 4420 -n " XNQN
 			   " --hostnqn nqn.2026-11.org.chorus:intruder >/dev/null 2>&1"))
 		TH_LOG("a host not on the allow-list connected");
-	for (vm = 1; vm <= 3; vm++)
-		ASSERT_EQ(0, rl_on(HOST, "nvme connect -t tcp -a 10.99.0.%d -s 4420 -n " XNQN
-				   " --hostnqn " HOSTNQN " >/dev/null", vm))
-			TH_LOG("the host cannot connect through node %d", vm);
 	EXPECT_TRUE(host_paths_are("non-optimized,optimized,non-optimized", 30, out,
 				   sizeof(out))) TH_LOG("the host sees %s", out);
-	ASSERT_EQ(0, rl_on_out(HOST, dev, sizeof(dev), "ls /sys/block | grep -E '^nvme[0-9]+n1$'"));
-	dev[strcspn(dev, "\n")] = '\0';
-	ASSERT_EQ(NULL, strchr(dev, '\n')) TH_LOG("more than one device: %s", dev);
-	ASSERT_NE('\0', dev[0]) TH_LOG("the host has no multipath device");
 	EXPECT_EQ(0, rl_on(HOST, "fio --name=t --filename=/dev/%s --direct=1 --ioengine=libaio "
 			   "--rw=randwrite --bs=4k --iodepth=8 --size=16M --verify=crc32c "
 			   "--output-format=terse >/dev/null", dev)) TH_LOG("fio verify through the host failed");
+
+	/* A planned move under the host's writes: no error, node 3's path optimized. */
+	EXPECT_NE(0, run_out(out, sizeof(out), "%s cluster volume move " XVOL " --to 9 2>&1",
+			     self->ctl));
+	EXPECT_NE(NULL, strstr(out, "node 9 holds no replica")) TH_LOG("%s", out);
+	EXPECT_EQ(4, run("%s cluster volume move nosuch --to 3 >/dev/null 2>&1", self->ctl));
+	ASSERT_EQ(0, rl_on(HOST, "setsid python3 %s write /dev/%s %s --first 4096 --blocks 1024 "
+			   ">/dev/null 2>&1 </dev/null &", self->writer, dev, self->acked4));
+	for (vm = 0; vm < scaled(60) * 4 && lines_of(self->acked4) < 50; vm++)
+		usleep(250 * 1000);
+	ASSERT_LE(50, lines_of(self->acked4)) TH_LOG("the host's writer is stuck");
+	t = host_time();
+	EXPECT_EQ(0, run_out(out, sizeof(out), "%s cluster volume move " XVOL " --to 3 2>&1",
+			     self->ctl)) TH_LOG("%s", out);
+	TH_LOG("%s", out);
+	EXPECT_TRUE(host_paths_are("non-optimized,non-optimized,optimized", 30, out,
+				   sizeof(out))) TH_LOG("after the move the host sees %s", out);
+	EXPECT_TRUE(writer_goes_on(self->acked4, 5)) TH_LOG("the host's writer stalled");
+	EXPECT_EQ(0, rl_on(HOST, "pgrep -f 'ack_writer[.]py' >/dev/null"))
+		TH_LOG("the host's writer died: an I/O error reached it");
+	TH_LOG("host: longest pause between acknowledged writes across the move %.3f s",
+	       max_ack_gap(self->acked4, t, host_time()));
+	EXPECT_TRUE(cl_wait(self, XVOL, ".move // \"none\" | tostring", "none", 10))
+		TH_LOG("the move request was not ended");
+	rl_on(HOST, "pkill -f 'ack_writer[.]py'; sleep 1; true");
+	EXPECT_EQ(0, rl_on_out(HOST, out, sizeof(out), "python3 %s verify /dev/%s %s 2>&1",
+			       self->writer, dev, self->acked4)) TH_LOG("host: %s", out);
+	TH_LOG("host: %s", out);
 
 	EXPECT_EQ(0, rl_on(HOST, "nvme disconnect -n " XNQN " >/dev/null"));
 	ASSERT_EQ(0, run("%s cluster export delete " XNQN " >/dev/null", self->ctl));

@@ -68,6 +68,45 @@ TEST_F(ClusterStoreTest, OnlyOneNodeWinsAndEpochsGrow) {
     EXPECT_GT(second.epoch, first.epoch);
 }
 
+// A planned move: requested once, only of the current owner; bound to the
+// target's session (forgotten if it ends); the owner's key given up only by
+// it; the target's key a new, higher epoch; the request ended from its
+// revision.
+TEST_F(ClusterStoreTest, MoveIsRequestedOfTheOwnerAndBoundToTheTarget) {
+    ASSERT_TRUE(store_.CreateVolume(Spec(), {{1, 2}, {}}));
+    const int64_t l1 = Lease(), l2 = Lease();
+    Ownership first, second;
+    ASSERT_EQ(store_.TakeOwnership("vol0", 1, l1, &first), TakeRefusal::kNone);
+    Ownership stale = first;
+    stale.epoch--;
+    EXPECT_FALSE(store_.RequestMove("vol0", stale, 2, l2)) << "a move of a stale owner";
+    ASSERT_TRUE(store_.RequestMove("vol0", first, 2, l2));
+    EXPECT_FALSE(store_.RequestMove("vol0", first, 2, l2)) << "two moves at once";
+    auto kvs = client_.Range(EtcdKeys::Key(MoveKey("vol0"))).kvs;
+    ASSERT_EQ(kvs.size(), 1u);
+    EXPECT_EQ(kvs[0].lease, l2);
+    MoveRequest m = DecodeMoveRequest(kvs[0].key, kvs[0].value);
+    EXPECT_EQ(m.to, 2u);
+    EXPECT_EQ(m.from_epoch, first.epoch);
+
+    Ownership other = first;
+    other.lease = l2;
+    EXPECT_FALSE(store_.ReleaseOwnership("vol0", other)) << "released by another session";
+    ASSERT_TRUE(store_.ReleaseOwnership("vol0", first));
+    EXPECT_FALSE(store_.GetOwner("vol0"));
+    ASSERT_EQ(store_.TakeOwnership("vol0", 2, l2, &second), TakeRefusal::kNone);
+    EXPECT_GT(second.epoch, first.epoch);
+    EXPECT_FALSE(store_.EndMove("vol0", kvs[0].mod_revision - 1));
+    ASSERT_TRUE(store_.EndMove("vol0", kvs[0].mod_revision));
+
+    // A move to a node whose session ends is forgotten with it.
+    ASSERT_TRUE(store_.RequestMove("vol0", second, 1, l1));
+    client_.LeaseRevoke(l1);
+    EXPECT_TRUE(client_.Range(EtcdKeys::Key(MoveKey("vol0"))).kvs.empty());
+    EXPECT_THROW(DecodeMoveRequest(MoveKey("vol0"), R"({"version":1,"to":40,"from_epoch":3})"),
+                 StoreValueError);
+}
+
 TEST_F(ClusterStoreTest, RacingNodesElectExactlyOne) {
     for (uint32_t n = 1; n <= 3; n++)
         ASSERT_TRUE(store_.CreateVolume(Spec("r" + std::to_string(n)), {{1, 2, 3}, {}}));

@@ -159,6 +159,8 @@ Json ClusterVolumeToJson(const ClusterView& view, const VolumeState& v) {
     if (v.writeset)
         j["write_set"] = {{"members", v.writeset->value.members},
                           {"out_of_date", v.writeset->value.out_of_date}};
+    if (v.move)
+        j["move"] = {{"to", v.move->value.to}, {"from_epoch", v.move->value.from_epoch}};
     Json replicas = Json::array();
     for (uint32_t id : s.nodes)
         replicas.push_back(ReplicaToJson(view, v, id));
@@ -185,6 +187,9 @@ void PrintClusterVolumeStatus(std::ostream& out, const ClusterView& view, const 
         << "health: " << VolumeHealth(v) << '\n'
         << "owner: " << (v.owner ? "node " + std::to_string(v.owner->node_id) : "none") << '\n'
         << "epoch: " << (v.owner ? std::to_string(v.owner->epoch) : "-") << '\n';
+    if (v.move)
+        out << "move: to node " << v.move->value.to << " (requested at epoch "
+            << v.move->value.from_epoch << ")\n";
     if (v.writeset)
         out << "write set: " << JoinIds(v.writeset->value.members)
             << " (out of date: " << JoinIds(v.writeset->value.out_of_date) << ")\n";

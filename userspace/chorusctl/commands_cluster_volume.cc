@@ -1,8 +1,9 @@
-// cluster volume create, delete, list and status: volumes managed by the
+// cluster volume create, delete, list, status and move: volumes managed by the
 // cluster, from any node. create writes the spec and the first write set;
 // the chorusd of each node named makes its replica, and the first node
 // takes ownership. delete removes the keys; each chorusd detaches and
 // removes its replica (Documentation/cluster.md).
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <sstream>
@@ -246,8 +247,104 @@ private:
     ClusterAccess access_;
 };
 
+class ClusterVolumeMove : public Command {
+public:
+    void AddOptions(CLI::App& cmd) override {
+        AddVolumeName(cmd, name_);
+        cmd.add_option("--to", to_, "The node to own the volume: one holding an up-to-date replica")
+            ->required()
+            ->check(Check(CheckNodeIdArg, "ID"));
+        cmd.add_option("--wait", wait_s_, "Seconds to wait for the new owner; 0 returns at once")
+            ->check(CLI::Range(0, 3600))
+            ->capture_default_str();
+        access_.AddOptions(cmd);
+    }
+
+    std::string Subject() const override { return name_; }
+
+    int Run(const GlobalOptions& global) override {
+        const uint32_t to = NodeIdOf(to_);
+        auto etcd = access_.Connect();
+        ClusterView view = ReadClusterView(*etcd);
+        const VolumeState& v = FindVolume(view, name_);
+        const std::string node = "node " + std::to_string(to);
+        if (!v.owner)
+            throw Error("volume " + name_ + " has no owner now: an election is under way", EAGAIN);
+        const Ownership from = *v.owner;
+        if (from.node_id == to)
+            return Report(global, view, from, 0);
+        if (std::find(v.spec.value.nodes.begin(), v.spec.value.nodes.end(), to) ==
+            v.spec.value.nodes.end())
+            throw Error(node + " holds no replica of " + name_, EINVAL);
+        auto rec = view.nodes.find(to);
+        if (rec == view.nodes.end())
+            throw Error(node + " is not a member of the cluster (no live chorusd)", EHOSTDOWN);
+        if (!v.writeset ||
+            std::find(v.writeset->value.members.begin(), v.writeset->value.members.end(), to) ==
+                v.writeset->value.members.end())
+            throw Error(node + " is out of date: it can own " + name_ + " once its resync is done",
+                        EAGAIN);
+        if (v.move)
+            throw Error("a move of " + name_ + " to node " + std::to_string(v.move->value.to) +
+                            " is under way",
+                        EBUSY);
+        auto start = std::chrono::steady_clock::now();
+        if (!ClusterStore(*etcd).RequestMove(name_, from, to, rec->second.lease))
+            throw Error("volume " + name_ + " changed meanwhile: look again", EAGAIN);
+        if (wait_s_ == 0)
+            return Report(global, view, from, -1);
+        auto moved = [&](const ClusterView& now) {
+            auto it = now.volumes.find(name_);
+            return it != now.volumes.end() && it->second.owner && it->second.owner->node_id == to;
+        };
+        view = WaitFor(*etcd, std::chrono::seconds(wait_s_), moved);
+        if (!moved(view))
+            throw Error("the move is requested, but " + node + " does not own " + name_ +
+                            " after " + std::to_string(wait_s_) +
+                            " s (the owner hands over once the target is connected and up to "
+                            "date; see 'chorusctl cluster volume status " +
+                            name_ + "')",
+                        ETIMEDOUT);
+        auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                      std::chrono::steady_clock::now() - start)
+                      .count();
+        return Report(global, view, from, ms);
+    }
+
+private:
+    // ms: how long the move took; 0 nothing to do; -1 not waited for.
+    int Report(const GlobalOptions& global, const ClusterView& view, const Ownership& from,
+               int64_t ms) {
+        const VolumeState& v = view.volumes.at(name_);
+        if (global.json) {
+            nlohmann::json j = ClusterVolumeToJson(view, v);
+            j["moved_from"] = from.node_id;
+            if (ms >= 0)
+                j["move_ms"] = ms;
+            PrintJson(j);
+        } else if (ms == 0) {
+            std::cout << "node " << from.node_id << " owns " << name_ << " already" << std::endl;
+        } else if (ms < 0) {
+            std::cout << "move of " << name_ << " from node " << from.node_id << " to node " << to_
+                      << " requested" << std::endl;
+        } else {
+            std::cout << "moved " << name_ << " from node " << from.node_id << " (epoch "
+                      << from.epoch << ") to node " << v.owner->node_id << " (epoch "
+                      << v.owner->epoch << ") in " << ms << " ms" << std::endl;
+        }
+        return kExitOk;
+    }
+
+    std::string name_, to_;
+    int wait_s_ = 60;
+    ClusterAccess access_;
+};
+
 }  // namespace
 
+std::unique_ptr<Command> NewClusterVolumeMove() {
+    return std::make_unique<ClusterVolumeMove>();
+}
 std::unique_ptr<Command> NewClusterVolumeCreate() {
     return std::make_unique<ClusterVolumeCreate>();
 }

@@ -100,6 +100,8 @@ constexpr CommandSpec kCommands[] = {
      NewClusterVolumeList},
     {"cluster volume status", "Show a volume: owner, epoch, write set, each replica",
      Enoent::kNotFound, NewClusterVolumeStatus},
+    {"cluster volume move", "Hand a volume to another owner (planned, no I/O error)",
+     Enoent::kNotFound, NewClusterVolumeMove},
     {"cluster export create", "Create a subsystem every node exports (volumes, allowed hosts)",
      Enoent::kFailed, NewClusterExportCreate},
     {"cluster export delete", "Stop exporting a subsystem on every node", Enoent::kNotFound,

@@ -146,11 +146,66 @@ void EnsureRole(const TendContext& ctx, const VolumeState& vol, const VolumeInfo
     const uint64_t epoch = static_cast<uint64_t>(mine->epoch);
     if (owner_now && kv.epoch.value_or(0) == epoch)
         return;
+    if (!owner_now && kv.epoch.value_or(0) >= epoch) {
+        // Stepped down at this epoch for a move that did not finish: the
+        // kernel takes no owner role at an epoch it has seen. Give the key
+        // up; the election that follows makes a new epoch.
+        if (ctx.store->ReleaseOwnership(name, *mine))
+            Log(ctx, Severity::kWarn, name,
+                "owner key of epoch " + std::to_string(epoch) +
+                    " given up: this node stepped down at it");
+        return;
+    }
     MarkUnknownMembers(ctx, vol, *mine, kv);
     if (owner_now)
         ctx.kernel->SetRole({name, CHORUS_ROLE_REPLICA, std::nullopt});
     ctx.kernel->SetRole({name, CHORUS_ROLE_OWNER, epoch});
     Log(ctx, Severity::kInfo, name, "serving as owner at epoch " + std::to_string(epoch));
+}
+
+bool Ready(const VolumeState& vol, const VolumeInfo& kv, uint32_t node_id) {
+    const PeerInfo* p = FindPeer(kv, node_id);
+    return vol.writeset && Contains(vol.writeset->value.members, node_id) && p != nullptr &&
+           p->conn_state == CHORUS_CONN_CONNECTED && p->repl_state == CHORUS_REPL_UP_TO_DATE &&
+           p->in_writeset.value_or(false);
+}
+
+// A planned move (Documentation/cluster.md, "Planned owner moves"): the
+// owner at the move's epoch steps down in its kernel once the target is
+// connected and up to date, then gives its owner key up; the target takes
+// it in the election that follows, which the other members sit out. True
+// when this pass must not decide this node's role.
+bool TendMove(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
+    if (!vol.move)
+        return false;
+    const std::string& name = vol.spec.value.name;
+    const MoveRequest& m = vol.move->value;
+    const bool mine =
+        vol.owner && vol.owner->node_id == ctx.node_id && vol.owner->lease == ctx.lease_id;
+    if (!vol.owner)
+        return m.to != ctx.node_id;
+    if (vol.owner->epoch != m.from_epoch) {
+        // Done (the target owns it now) or overtaken by a failover.
+        if (mine && ctx.store->EndMove(name, vol.move->mod_revision))
+            Log(ctx, Severity::kInfo, name,
+                vol.owner->node_id == m.to ? "move done" : "move dropped: ownership changed");
+        return false;
+    }
+    if (!mine || m.to == ctx.node_id)
+        return false;
+    const bool stepped_down = kv.role != CHORUS_ROLE_OWNER;
+    if (!stepped_down && !Ready(vol, kv, m.to))
+        return false;  // keeps serving until the target can take over
+    if (!stepped_down) {
+        ctx.kernel->SetRole({name, CHORUS_ROLE_REPLICA, std::nullopt});
+        Log(ctx, Severity::kInfo, name, "stepped down for the move to " + Id(m.to));
+    }
+    if (!ctx.store->ReleaseOwnership(name, *vol.owner))
+        throw Error("the owner key changed during the move to " + Id(m.to), EAGAIN);
+    Log(ctx, Severity::kInfo, name,
+        "handed over to " + Id(m.to) + ": owner key of epoch " + std::to_string(vol.owner->epoch) +
+            " released");
+    return true;
 }
 
 bool Unreachable(const PeerInfo& p) {
@@ -211,6 +266,8 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
                     EEXIST);
     EnsurePeers(ctx, spec, kv);
     kv = ctx.kernel->Get(spec.name);
+    if (TendMove(ctx, vol, kv))
+        return;
     EnsureRole(ctx, vol, kv);
     kv = ctx.kernel->Get(spec.name);
     TendWriteSet(ctx, vol, kv);

@@ -76,6 +76,8 @@ std::string GroupState(const Config& cfg, uint32_t group, bool cut_off) {
 uint32_t AnaGroupOf(const VolumeState& volume) {
     if (volume.owner)
         return volume.owner->node_id;
+    if (volume.move)
+        return volume.move->value.to;
     return volume.spec.value.nodes.at(0);
 }
 

@@ -48,7 +48,7 @@ ClusterNvmetPlan PlanClusterNvmet(const Config& cfg, const ClusterView& view,
                                   const std::map<std::string, std::string>& devices, bool cut_off);
 
 // The ANA group of a volume's namespaces: its owner's node id; without an
-// owner (between two), the first node of its spec.
+// owner, the target of a planned move, else the first node of its spec.
 uint32_t AnaGroupOf(const VolumeState& volume);
 
 }  // namespace chorus

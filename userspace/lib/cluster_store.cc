@@ -66,6 +66,10 @@ std::string OwnerKey(std::string_view volume) {
     return "/chorus/owner/" + std::string(volume);
 }
 
+std::string MoveKey(std::string_view volume) {
+    return "/chorus/move/" + std::string(volume);
+}
+
 StoreValueError::StoreValueError(const std::string& key, const std::string& what)
     : Error("etcd key " + key + ": " + what) {}
 
@@ -123,6 +127,24 @@ WriteSet DecodeWriteSet(const std::string& key, std::string_view value) {
             throw StoreValueError(
                 key, "node " + std::to_string(id) + " is both a member and out of date");
     return ws;
+}
+
+std::string EncodeMoveRequest(const MoveRequest& m) {
+    return Json{{"version", kVersion}, {"to", m.to}, {"from_epoch", m.from_epoch}}.dump();
+}
+
+MoveRequest DecodeMoveRequest(const std::string& key, std::string_view value) {
+    Json j = ParseVersioned(key, value);
+    MoveRequest m;
+    int64_t to = Field<int64_t>(key, j, "to");
+    if (to < 1 || to > kMaxNodeId)
+        throw StoreValueError(key, "'to' names node " + std::to_string(to) + ", not in 1..32");
+    m.to = static_cast<uint32_t>(to);
+    m.from_epoch = Field<int64_t>(key, j, "from_epoch");
+    if (m.from_epoch < 1)
+        throw StoreValueError(key,
+                              "from_epoch " + std::to_string(m.from_epoch) + " is not positive");
+    return m;
 }
 
 bool ClusterStore::CreateVolume(const VolumeSpec& spec, const WriteSet& initial) {
@@ -205,12 +227,40 @@ bool ClusterStore::ChangeWriteSet(std::string_view name, const Ownership& mine,
     return r.succeeded;
 }
 
+bool ClusterStore::RequestMove(std::string_view name, const Ownership& from, uint32_t to,
+                               int64_t target_lease) {
+    const std::string owner_key = OwnerKey(name);
+    return etcd_
+        .Txn({EtcdCompare::Absent(MoveKey(name)),
+              EtcdCompare::CreateRevision(owner_key, R::kEqual, from.epoch),
+              EtcdCompare::Lease(owner_key, R::kEqual, from.lease)},
+             {EtcdOp::Put(MoveKey(name), EncodeMoveRequest({to, from.epoch}), target_lease)})
+        .succeeded;
+}
+
+bool ClusterStore::ReleaseOwnership(std::string_view name, const Ownership& mine) {
+    const std::string owner_key = OwnerKey(name);
+    return etcd_
+        .Txn({EtcdCompare::CreateRevision(owner_key, R::kEqual, mine.epoch),
+              EtcdCompare::Lease(owner_key, R::kEqual, mine.lease)},
+             {EtcdOp::Delete(EtcdKeys::Key(owner_key))})
+        .succeeded;
+}
+
+bool ClusterStore::EndMove(std::string_view name, int64_t mod_revision) {
+    return etcd_
+        .Txn({EtcdCompare::ModRevision(MoveKey(name), R::kEqual, mod_revision)},
+             {EtcdOp::Delete(EtcdKeys::Key(MoveKey(name)))})
+        .succeeded;
+}
+
 bool ClusterStore::DeleteVolume(std::string_view name, int64_t spec_mod_revision) {
     EtcdTxnResult r =
         etcd_.Txn({EtcdCompare::ModRevision(VolumeSpecKey(name), R::kEqual, spec_mod_revision)},
                   {EtcdOp::Delete(EtcdKeys::Key(VolumeSpecKey(name))),
                    EtcdOp::Delete(EtcdKeys::Key(WriteSetKey(name))),
-                   EtcdOp::Delete(EtcdKeys::Key(OwnerKey(name)))});
+                   EtcdOp::Delete(EtcdKeys::Key(OwnerKey(name))),
+                   EtcdOp::Delete(EtcdKeys::Key(MoveKey(name)))});
     return r.succeeded;
 }
 

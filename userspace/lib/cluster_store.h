@@ -27,6 +27,7 @@ namespace chorus {
 std::string VolumeSpecKey(std::string_view volume);  // /chorus/volumes/<name>
 std::string WriteSetKey(std::string_view volume);    // /chorus/writeset/<name>
 std::string OwnerKey(std::string_view volume);       // /chorus/owner/<name>
+std::string MoveKey(std::string_view volume);        // /chorus/move/<name>
 
 // A value in the store that chorus cannot use: not JSON, a field missing or
 // of the wrong type, a value out of range, or a version this chorus does not
@@ -58,6 +59,15 @@ struct Ownership {
     int64_t lease = 0;  // the owner's session lease
 };
 
+// A planned owner change (chorusctl cluster volume move): the owner at
+// from_epoch hands the volume to node `to`. The key is bound to the
+// target's session lease, so a move to a node that dies is forgotten and
+// the ordinary election decides.
+struct MoveRequest {
+    uint32_t to = 0;
+    int64_t from_epoch = 0;
+};
+
 // A value with the revision it was last changed at, for compares.
 template <typename T>
 struct Revisioned {
@@ -72,6 +82,8 @@ Ownership DecodeOwner(const EtcdKeyValue& kv);
 VolumeSpec DecodeVolumeSpec(const std::string& key, std::string_view value);
 std::string EncodeWriteSet(const WriteSet& ws);
 WriteSet DecodeWriteSet(const std::string& key, std::string_view value);
+std::string EncodeMoveRequest(const MoveRequest& m);
+MoveRequest DecodeMoveRequest(const std::string& key, std::string_view value);
 
 // Why TakeOwnership did not make this node the owner.
 enum class TakeRefusal {
@@ -107,6 +119,18 @@ public:
     // time: reading again tells.
     bool ChangeWriteSet(std::string_view name, const Ownership& mine, int64_t expected_mod_revision,
                         const WriteSet& next);
+
+    // Asks the owner at from.epoch to hand the volume to node `to`: creates
+    // the move key, bound to target_lease (the target's session), if there
+    // is none and the owner key is still from's. False otherwise.
+    bool RequestMove(std::string_view name, const Ownership& from, uint32_t to,
+                     int64_t target_lease);
+    // The owner gives its key up (a planned move, after its kernel stepped
+    // down): deletes the owner key if it is still mine. False otherwise.
+    bool ReleaseOwnership(std::string_view name, const Ownership& mine);
+    // Deletes the move key if it is still at mod_revision (the move is
+    // done, or stale).
+    bool EndMove(std::string_view name, int64_t mod_revision);
 
     // Deletes the spec, the write set and the owner key in one transaction,
     // if the spec is still at spec_mod_revision (the one the caller checked).

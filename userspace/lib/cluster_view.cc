@@ -97,7 +97,7 @@ ClusterView ReadClusterView(EtcdClient& etcd) {
     EtcdRangeResult r = etcd.Range(EtcdKeys::Prefix("/chorus/"));
     ClusterView v;
     v.revision = r.revision;
-    std::map<std::string, const EtcdKeyValue*> writesets, owners;
+    std::map<std::string, const EtcdKeyValue*> writesets, owners, moves;
     for (const EtcdKeyValue& kv : r.kvs) {
         auto [kind, name] = Split(kv.key);
         try {
@@ -113,6 +113,8 @@ ClusterView ReadClusterView(EtcdClient& etcd) {
                 writesets[name] = &kv;
             } else if (kind == "owner") {
                 owners[name] = &kv;
+            } else if (kind == "move") {
+                moves[name] = &kv;
             } else if (kind == "exports") {
                 v.exports[name] = {DecodeExportSpec(kv.key, kv.value), kv.mod_revision};
             }
@@ -129,6 +131,10 @@ ClusterView ReadClusterView(EtcdClient& etcd) {
                     DecodeWriteSet(it->second->key, it->second->value), it->second->mod_revision};
             if (auto it = owners.find(name); it != owners.end())
                 state.owner = DecodeOwner(*it->second);
+            if (auto it = moves.find(name); it != moves.end())
+                state.move =
+                    Revisioned<MoveRequest>{DecodeMoveRequest(it->second->key, it->second->value),
+                                            it->second->mod_revision};
         } catch (const StoreValueError& e) {
             v.problems.push_back(e.what());
             v.damaged.push_back(name);

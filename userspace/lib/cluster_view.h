@@ -60,6 +60,7 @@ struct VolumeState {
     Revisioned<VolumeSpec> spec;
     std::optional<Revisioned<WriteSet>> writeset;
     std::optional<Ownership> owner;
+    std::optional<Revisioned<MoveRequest>> move;  // a planned owner change
 };
 
 struct ClusterView {
