@@ -12,6 +12,7 @@
 #include "chorusctl/cluster_access.h"
 #include "chorusctl/command.h"
 #include "chorusctl/commands.h"
+#include "lib/access_strategy.h"
 #include "lib/cluster_export.h"
 #include "lib/cluster_view.h"
 #include "lib/nqn.h"
@@ -53,6 +54,7 @@ nlohmann::json Paths(const ClusterView& view, const std::string& nqn, uint32_t n
 }
 
 nlohmann::json ExportToJson(const ClusterView& view, const ExportSpec& e) {
+    const std::map<std::string, AccessPoint> access = AssignAccessPoints(view);
     nlohmann::json namespaces = nlohmann::json::array();
     for (const ExportNamespace& ns : e.namespaces) {
         nlohmann::json j = {
@@ -60,6 +62,8 @@ nlohmann::json ExportToJson(const ClusterView& view, const ExportSpec& e) {
         auto v = view.volumes.find(ns.volume);
         if (v != view.volumes.end() && v->second.owner)
             j["owner"] = v->second.owner->node_id;
+        if (auto a = access.find(ns.volume); a != access.end())
+            j["assigned"] = a->second.node_id;
         namespaces.push_back(j);
     }
     nlohmann::json errors = nlohmann::json::object();
@@ -67,6 +71,7 @@ nlohmann::json ExportToJson(const ClusterView& view, const ExportSpec& e) {
         if (!st.nvmet_error.empty())
             errors[std::to_string(id)] = st.nvmet_error;
     return {{"nqn", e.nqn},
+            {"strategy", e.strategy},
             {"hosts", e.hosts},
             {"allow_any_host", e.allow_any_host},
             {"namespaces", namespaces},
@@ -74,7 +79,8 @@ nlohmann::json ExportToJson(const ClusterView& view, const ExportSpec& e) {
 }
 
 void PrintExport(const ClusterView& view, const ExportSpec& e) {
-    std::cout << e.nqn << "\n  hosts: ";
+    const std::map<std::string, AccessPoint> access = AssignAccessPoints(view);
+    std::cout << e.nqn << "\n  strategy: " << e.strategy << "\n  hosts: ";
     if (e.allow_any_host)
         std::cout << "any";
     else if (e.hosts.empty())
@@ -85,7 +91,15 @@ void PrintExport(const ClusterView& view, const ExportSpec& e) {
     if (e.namespaces.empty())
         std::cout << "  no namespaces (chorusctl cluster export add)\n";
     for (const ExportNamespace& ns : e.namespaces) {
-        std::cout << "  nsid " << ns.nsid << "  " << ns.volume << ":";
+        std::cout << "  nsid " << ns.nsid << "  " << ns.volume;
+        auto v = view.volumes.find(ns.volume);
+        if (v != view.volumes.end() && v->second.owner)
+            std::cout << " (owner node " << v->second.owner->node_id;
+        else
+            std::cout << " (no owner";
+        if (auto a = access.find(ns.volume); a != access.end())
+            std::cout << ", assigned node " << a->second.node_id;
+        std::cout << "):";
         nlohmann::json paths = Paths(view, e.nqn, ns.nsid);
         if (paths.empty())
             std::cout << " no node reports it yet";
@@ -125,12 +139,17 @@ public:
         cmd.add_option("--volume", volumes_, "A volume to export (nsid 1, 2, ... in order)");
         cmd.add_option("--host", hosts_, "The NQN of a host allowed to connect");
         cmd.add_flag("--allow-any-host", any_, "Let every host connect (no allow-list)");
+        cmd.add_option("--strategy", strategy_,
+                       "Where its volumes are owned (their optimized path): balance, inherit "
+                       "or none")
+            ->check(CLI::IsMember({"balance", "inherit", "none"}))
+            ->capture_default_str();
         access_.AddOptions(cmd);
     }
     std::string Subject() const override { return nqn_; }
 
     int Run(const GlobalOptions& global) override {
-        ExportSpec spec{nqn_, hosts_, any_, {}};
+        ExportSpec spec{nqn_, hosts_, any_, {}, strategy_};
         for (size_t i = 0; i < volumes_.size(); i++)
             spec.namespaces.push_back({static_cast<uint32_t>(i + 1), volumes_[i]});
         if (std::string p = ExportSpecProblem(spec); !p.empty())
@@ -152,6 +171,7 @@ public:
 private:
     std::string nqn_;
     std::vector<std::string> volumes_, hosts_;
+    std::string strategy_ = "balance";
     bool any_ = false;
     ClusterAccess access_;
 };

@@ -169,6 +169,8 @@ void Reconciler::TendAll(const SessionSnapshot& session, const ClusterView& view
     ctx.pool = pool_ ? &*pool_ : nullptr;
     ctx.lease_id = session.lease_id;
     ctx.view = &view;
+    const std::map<std::string, AccessPoint> access = AssignAccessPoints(view);
+    ctx.access = &access;
     ctx.log = [this](Severity s, const std::string& m) { log_.Log(s, m); };
     for (const auto& [name, vol] : view.volumes) {
         if (!Holds(vol.spec.value, cfg_.node_id))

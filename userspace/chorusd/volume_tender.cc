@@ -253,6 +253,27 @@ void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeIn
     }
 }
 
+// On the owner: a volume its export's strategy assigns to another node is
+// handed there (a planned move) once that node is ready to take it.
+void TendAccessPoint(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
+    const std::string& name = vol.spec.value.name;
+    if (ctx.access == nullptr || vol.move || !vol.owner || vol.owner->node_id != ctx.node_id ||
+        vol.owner->lease != ctx.lease_id || kv.role != CHORUS_ROLE_OWNER ||
+        kv.epoch.value_or(0) != static_cast<uint64_t>(vol.owner->epoch))
+        return;
+    auto it = ctx.access->find(name);
+    if (it == ctx.access->end() || it->second.node_id == ctx.node_id)
+        return;
+    const AccessPoint& ap = it->second;
+    auto rec = ctx.view->nodes.find(ap.node_id);
+    if (rec == ctx.view->nodes.end() || !Ready(vol, kv, ap.node_id))
+        return;
+    if (ctx.store->RequestMove(name, *vol.owner, ap.node_id, rec->second.lease))
+        Log(ctx, Severity::kInfo, name,
+            "moving to " + Id(ap.node_id) + ": the " + ap.strategy + " strategy of " + ap.nqn +
+                " puts it there");
+}
+
 }  // namespace
 
 void TendVolume(const TendContext& ctx, const VolumeState& vol,
@@ -271,6 +292,7 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
     EnsureRole(ctx, vol, kv);
     kv = ctx.kernel->Get(spec.name);
     TendWriteSet(ctx, vol, kv);
+    TendAccessPoint(ctx, vol, kv);
 }
 
 }  // namespace chorus

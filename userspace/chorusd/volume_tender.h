@@ -2,15 +2,19 @@
 // replica in the pool, attached, its peers declared and dialled, this
 // node's role and epoch as the owner key says, and, on the owner, the
 // write set kept true in etcd before the kernel is told
-// (Documentation/cluster.md, "What chorusd does").
+// (Documentation/cluster.md, "What chorusd does"), planned moves carried
+// out, and the volume moved where its export's strategy wants it
+// (Documentation/access.md).
 #ifndef CHORUS_CHORUSD_VOLUME_TENDER_H_
 #define CHORUS_CHORUSD_VOLUME_TENDER_H_
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 
+#include "lib/access_strategy.h"
 #include "lib/cluster_store.h"
 #include "lib/cluster_view.h"
 #include "lib/config.h"
@@ -28,6 +32,8 @@ struct TendContext {
     const LvmPool* pool = nullptr;  // null: this node has no pool
     int64_t lease_id = 0;           // the live session's
     const ClusterView* view = nullptr;
+    // Where the exports' strategies want each volume owned (null: nowhere).
+    const std::map<std::string, AccessPoint>* access = nullptr;
     LogFn log;
 };
 

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "lib/access_strategy.h"
 #include "lib/nqn.h"
 #include "lib/store_value.h"
 #include "lib/volume_validate.h"
@@ -42,6 +43,8 @@ std::string ExportSpecProblem(const ExportSpec& spec) {
         if (!hosts.insert(h).second)
             return "host " + h + " is listed twice";
     }
+    if (std::string p = StrategyProblem(spec.strategy); !p.empty())
+        return p;
     if (spec.allow_any_host && !spec.hosts.empty())
         return "allow_any_host is set and hosts are listed: nvmet takes one or the other";
     std::set<uint32_t> ids;
@@ -64,11 +67,9 @@ std::string EncodeExportSpec(const ExportSpec& spec) {
     Json namespaces = Json::array();
     for (const ExportNamespace& ns : spec.namespaces)
         namespaces.push_back({{"nsid", ns.nsid}, {"volume", ns.volume}});
-    return Json{{"version", kStoreValueVersion},
-                {"nqn", spec.nqn},
-                {"hosts", spec.hosts},
-                {"allow_any_host", spec.allow_any_host},
-                {"namespaces", namespaces}}
+    return Json{{"version", kStoreValueVersion}, {"nqn", spec.nqn},
+                {"hosts", spec.hosts},           {"allow_any_host", spec.allow_any_host},
+                {"namespaces", namespaces},      {"strategy", spec.strategy}}
         .dump();
 }
 
@@ -80,6 +81,8 @@ ExportSpec DecodeExportSpec(const std::string& key, std::string_view value) {
         throw StoreValueError(key, "names subsystem '" + s.nqn + "'");
     s.hosts = Field<std::vector<std::string>>(key, j, "hosts");
     s.allow_any_host = Field<bool>(key, j, "allow_any_host");
+    if (j.contains("strategy"))
+        s.strategy = Field<std::string>(key, j, "strategy");
     Json namespaces = Field<Json>(key, j, "namespaces");
     if (!namespaces.is_array())
         throw StoreValueError(key, "'namespaces' is not an array");

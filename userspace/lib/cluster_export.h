@@ -35,6 +35,8 @@ struct ExportSpec {
     std::vector<std::string> hosts;
     bool allow_any_host = false;
     std::vector<ExportNamespace> namespaces;  // ascending nsid
+    // Who owns its volumes (lib/access_strategy.h): balance, inherit or none.
+    std::string strategy = "balance";
 
     bool operator==(const ExportSpec&) const = default;
 };
@@ -44,7 +46,8 @@ std::string ExportKey(std::string_view nqn);  // /chorus/exports/<nqn>
 std::string EncodeExportSpec(const ExportSpec& spec);
 // Throws StoreValueError naming the key and what is wrong: an NQN that is
 // not the key's or not valid, a host listed twice or with allow_any_host,
-// an nsid out of 1..1024 or twice, a volume twice.
+// an nsid out of 1..1024 or twice, a volume twice, an unknown strategy.
+// A value without "strategy" (written before it existed) is "balance".
 ExportSpec DecodeExportSpec(const std::string& key, std::string_view value);
 
 // The same checks on a spec about to be written; "" if it is sound.
