@@ -27,7 +27,7 @@ help:
 	@echo '  make check-debug  the VM tests on the debug lab kernel (lockdep, KASAN, KFENCE,'
 	@echo '                  kmemleak): the gate for changes to kernel/ (FILTER=name)'
 	@echo '  make debug-kernel  build the debug lab kernel only (cached; resumes if stopped)'
-	@echo '  make demo       deps + build + boot 2 VMs and export a volume over NVMe-oF'
+	@echo '  make demo       deps + build + a 3-node cluster and a multipath host; the owner killed'
 	@echo '  make module     build chorus.ko only (KVER=$(KVER))'
 	@echo '  make userspace  build chorusctl, chorusd and the unit tests (build/bin)'
 	@echo '  make selftests  build the kselftest-harness VM tests (build/selftests)'
