@@ -43,7 +43,7 @@ help:
 	@echo '                  check runs a variant only where it changes the case; FILTER=name)'
 	@echo '  make check-cluster-rdma  the cluster suite with its volumes over RDMA (soft-RoCE;'
 	@echo '                  make check runs it over TCP)'
-	@echo '  make failover-bench  owner VM killed 20 times in a 3-VM cluster: time to the'
+	@echo '  make failover-bench  owner VM killed 20 times in a 3-node cluster with a host: time to the'
 	@echo '                  first write on the new owner (FAILOVER_ARGS=--kills N --ttl S)'
 	@echo '  make install    install module, chorusctl, chorusd, udev rule, systemd unit'
 	@echo '                  (PREFIX=$(PREFIX), DESTDIR=, KVER=$(KVER))'
