@@ -53,8 +53,9 @@ nlohmann::json Paths(const ClusterView& view, const std::string& nqn, uint32_t n
     return paths;
 }
 
-nlohmann::json ExportToJson(const ClusterView& view, const ExportSpec& e) {
-    const std::map<std::string, AccessPoint> access = AssignAccessPoints(view);
+// access: AssignAccessPoints(view), computed once for every export shown.
+nlohmann::json ExportToJson(const ClusterView& view,
+                            const std::map<std::string, AccessPoint>& access, const ExportSpec& e) {
     nlohmann::json namespaces = nlohmann::json::array();
     for (const ExportNamespace& ns : e.namespaces) {
         nlohmann::json j = {
@@ -78,8 +79,14 @@ nlohmann::json ExportToJson(const ClusterView& view, const ExportSpec& e) {
             {"node_errors", errors}};
 }
 
-void PrintExport(const ClusterView& view, const ExportSpec& e) {
-    const std::map<std::string, AccessPoint> access = AssignAccessPoints(view);
+// After a change: the export as the store has it now, with every node's report.
+void PrintExportJson(EtcdClient& etcd, const ExportSpec& e) {
+    ClusterView view = ReadClusterView(etcd);
+    PrintJson(ExportToJson(view, AssignAccessPoints(view), e));
+}
+
+void PrintExport(const ClusterView& view, const std::map<std::string, AccessPoint>& access,
+                 const ExportSpec& e) {
     std::cout << e.nqn << "\n  strategy: " << e.strategy << "\n  hosts: ";
     if (e.allow_any_host)
         std::cout << "any";
@@ -161,7 +168,7 @@ public:
         if (!ExportStore(*etcd).Create(spec))
             throw Error("export " + nqn_ + " exists already", EEXIST);
         if (global.json)
-            PrintJson(ExportToJson(view, spec));
+            PrintJson(ExportToJson(view, AssignAccessPoints(view), spec));
         else
             std::cout << "created export " << nqn_ << " (" << spec.namespaces.size()
                       << " namespaces)" << std::endl;
@@ -242,7 +249,7 @@ public:
                       [](const auto& a, const auto& b) { return a.nsid < b.nsid; });
         });
         if (global.json)
-            PrintJson(ExportToJson(ReadClusterView(*etcd), spec));
+            PrintExportJson(*etcd, spec);
         else
             std::cout << (add_ ? "added " : "removed ") << volume_ << " as namespace " << nsid
                       << (add_ ? " of " : " from ") << nqn_ << std::endl;
@@ -288,7 +295,7 @@ public:
                 e.hosts.erase(it);
         });
         if (global.json)
-            PrintJson(ExportToJson(ReadClusterView(*etcd), spec));
+            PrintExportJson(*etcd, spec);
         else
             std::cout << (allow_ ? "allowed " : "disallowed ") << host_ << " on " << nqn_
                       << std::endl;
@@ -308,17 +315,18 @@ public:
     int Run(const GlobalOptions& global) override {
         auto etcd = access_.Connect();
         ClusterView view = ReadClusterView(*etcd);
+        const std::map<std::string, AccessPoint> access = AssignAccessPoints(view);
         if (global.json) {
             nlohmann::json all = nlohmann::json::array();
             for (const auto& [nqn, e] : view.exports)
-                all.push_back(ExportToJson(view, e.value));
+                all.push_back(ExportToJson(view, access, e.value));
             PrintJson(all);
             return kExitOk;
         }
         if (view.exports.empty())
             std::cout << "no exports (chorusctl cluster export create)" << std::endl;
         for (const auto& [nqn, e] : view.exports)
-            PrintExport(view, e.value);
+            PrintExport(view, access, e.value);
         return kExitOk;
     }
 
