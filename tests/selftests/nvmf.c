@@ -2,7 +2,7 @@
 /*
  * nvmf: a chorus volume exported over NVMe-oF, end to end (2 VMs).
  *
- * Runs on vm2 (the initiator) and drives vm1 (the target) with lab-run:
+ * Runs on vm2 (the initiator) and drives vm1 (the target) with lab_run():
  * vm1 loads chorus + nvmet, creates a volume on vda with chorusctl, writes a
  * chorusd config and applies it with `chorusd --once`; vm2 connects over TCP
  * or RDMA (soft-RoCE), runs fio verify on the namespace, compares the data

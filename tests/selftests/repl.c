@@ -4,7 +4,7 @@
  * (soft-RoCE): every case runs once per fixture variant.
  *
  * Runs on vm1, the owner (node 1), and drives vm2, the replica (node 2),
- * with lab-run. Each side formats the first 64 MiB of /dev/vdb as the
+ * with lab_run(). Each side formats the first 64 MiB of /dev/vdb as the
  * volume, attaches it with its node id, listens on its lab address and
  * declares the other as peer; vm2 becomes replica and vm1 owner at epoch 5
  * (the other way round for the owner crash case). Cases that crash vm2 do
@@ -514,7 +514,7 @@ TEST_F_TIMEOUT(repl, owner_crash_new_owner_resyncs_activity_log, 300)
 	EXPECT_LT(0, rl_peer_u64(PEER, 1, "writes_sent")) TH_LOG("no write reached vm1");
 	EXPECT_EQ(0, kmsg_check(&self->env.remote_mark[0])) TH_LOG("vm2's log before the crash");
 	ASSERT_EQ(0, rl_vm_kill(PEER));
-	waitpid(fio, NULL, 0);	/* lab-run: vm2 is gone */
+	waitpid(fio, NULL, 0);	/* lab_run(): vm2 is gone */
 	self->env.npids = 0;
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
 

@@ -129,7 +129,7 @@ TEST_F_TIMEOUT(workload_crash, ext4_owner_killed, 900)
 		sleep(1);
 	}
 	kill_owner_promote_replica();
-	waitpid(wl, NULL, 0);	/* lab-run: vm2 is gone */
+	waitpid(wl, NULL, 0);	/* lab_run(): vm2 is gone */
 	self->env.npids = 0;
 	TH_LOG("%d changes acknowledged before the crash", lines_of(self->acked));
 

@@ -3,7 +3,7 @@
  * Helpers for the replication suites (repl: 2 VMs, repl3: 3 VMs). Each
  * lab node N is chorus node N at 10.99.0.N; the volume is the first
  * RL_SIZE_MB of /dev/vdb, formatted with one uuid on every node. Commands
- * for the VM the test runs on run locally, others through lab-run.
+ * for the VM the test runs on run locally, others through lab_run().
  * Include after common.h.
  */
 #ifndef CHORUS_SELFTEST_REPL_LAB_H

@@ -2,7 +2,7 @@
 /*
  * Helpers for the chorus selftests that do not depend on the harness:
  * shell commands, sysfs, block devices, checksums, tracefs, the guest's
- * kernel log and lab-run (acting on another VM of the lab).
+ * kernel log and lab_run() (acting on another VM of the lab).
  */
 #ifndef CHORUS_SELFTEST_UTIL_H
 #define CHORUS_SELFTEST_UTIL_H
@@ -29,8 +29,10 @@ int run_out(char *out, size_t len, const char *fmt, ...) __attribute__((format(p
 int run_quiet(char *out, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 /*
- * Run CMD on VM number vm of the lab through the guest's lab-run command.
- * When vm is this VM ($CHORUS_VM_ID) the command runs locally.
+ * Run CMD on VM number vm of the lab, through its command mailbox in the
+ * lab's shared dir (lab-run's protocol, without lab-run's processes): 124
+ * after $CHORUS_LAB_RUN_TIMEOUT (default 600) seconds, 125 if the VM is or
+ * goes down. When vm is this VM ($CHORUS_VM_ID) the command runs locally.
  */
 int lab_run(int vm, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 int lab_run_out(int vm, char *out, size_t len, const char *fmt, ...)
