@@ -17,7 +17,7 @@ VERSION := $(shell grep -m1 -o 'chorus-userspace VERSION [0-9.]*' \
 
 .DEFAULT_GOAL := all
 .PHONY: help all deps module userspace selftests man dkms-source dkms-check lint lint-kernel lint-cpp lint-man \
-	unit vmtest check check-debug check-all-variants check-cluster-rdma debug-kernel module-debug demo bench failover-bench install clean
+	unit vmtest check check-debug check-all-variants check-cluster-rdma debug-kernel module-debug demo bench failover-bench cluster-bench install clean
 
 help:
 	@echo 'chorus - targets'
@@ -41,10 +41,13 @@ help:
 	@echo '                  -> Documentation/benchmarks.md (BENCH_ARGS=--targets ...)'
 	@echo '  make check-all-variants  the VM tests with every case in every variant (make'
 	@echo '                  check runs a variant only where it changes the case; FILTER=name)'
-	@echo '  make check-cluster-rdma  the cluster suite with its volumes over RDMA (soft-RoCE;'
-	@echo '                  make check runs it over TCP)'
+	@echo '  make check-cluster-rdma  the cluster suite with its volumes and its NVMe-oF host'
+	@echo '                  over RDMA (soft-RoCE; make check runs it over TCP)'
 	@echo '  make failover-bench  owner VM killed 20 times in a 3-node cluster with a host: time to the'
 	@echo '                  first write on the new owner (FAILOVER_ARGS=--kills N --ttl S)'
+	@echo '  make cluster-bench  a host through 3 nodes over NVMe/TCP and NVMe/RDMA: 1 and 3'
+	@echo '                  volumes, direct and forwarded, the bank test, against plain nvmet'
+	@echo '                  (CLUSTER_BENCH_ARGS=--transports tcp,rdma --runtime S --size M)'
 	@echo '  make install    install module, chorusctl, chorusd, udev rule, systemd unit'
 	@echo '                  (PREFIX=$(PREFIX), DESTDIR=, KVER=$(KVER))'
 	@echo '  make clean      remove build outputs'
@@ -151,6 +154,9 @@ check-cluster-rdma: all
 
 failover-bench: all
 	$(ROOT)/tools/bench/failover $(FAILOVER_ARGS)
+
+cluster-bench: all
+	$(ROOT)/tools/bench/cluster-host $(CLUSTER_BENCH_ARGS)
 
 install: module userspace man
 	install -D -m 0644 $(ROOT)/chorus.ko $(DESTDIR)/lib/modules/$(KVER)/extra/chorus.ko

@@ -380,8 +380,21 @@ TEST(Config, SyntaxErrors) {
 TEST(Config, CommentsAndBlanks) {
     std::string text = "; classic comment\n  # indented comment\n\n" + std::string(kValid);
     text = Replace(text, "[port tcp1]", "  [port tcp1]   # trailing comment  ");
+    // Indented keys are keys, not continuations of the value above (inih's
+    // reading; architecture.md, "The config file's tokenizer").
+    text = Replace(text, "transport = tcp\naddress = 10.99.0.2\n",
+                   "  transport = tcp\n\taddress = 10.99.0.2   # the lab\n");
     Config c = Parse(text);
     EXPECT_EQ(c.ports[0].label, "tcp1");
+    EXPECT_EQ(c.ports[0].transport, "tcp");
+    EXPECT_EQ(c.ports[0].address, "10.99.0.2");
+}
+
+TEST(Config, AnEmptySectionIsStillASection) {
+    // [ana] with no keys is read (and a second one is a duplicate), not
+    // skipped as a section without keys would be by inih.
+    ExpectError(Replace(kValid, "groups = 1, 2,3\n", "\n[ana]\n"),
+                "test.conf:19: duplicate section \\[ana\\] \\(first at line 17\\)");
 }
 
 TEST(Config, LoadFromFile) {

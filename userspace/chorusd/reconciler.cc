@@ -129,7 +129,10 @@ void Reconciler::Pass(const SessionSnapshot& session) {
         bool pool_read = RefreshPool(false);
         EnsureListening();
         TendAll(session, view);
-        // Before a deleted volume is detached: its namespace holds it open.
+        // Each step lists the kernel's volumes again: TendAll may attach
+        // some, and the export's pruning closes the deleted ones (a
+        // namespace holds its volume open), which must be seen closed here
+        // to be detached in this pass rather than the next.
         exports_.Tend(view, kernel_->List());
         std::vector<VolumeInfo> attached = kernel_->List();
         RemoveDeleted(view, attached);

@@ -110,25 +110,14 @@ ClusterNvmetPlan PlanClusterNvmet(const Config& cfg, const ClusterView& view,
         if (a.ana_group != 0)
             a.ana_state = GroupState(cfg, a.ana_group, cut_off);
 
-    for (const PortConfig& port : cfg.ports) {
-        const std::string dir = "nvmet/ports/" + std::to_string(port.id);
-        Add(ops, K::kMkdir, dir);
-        Add(ops, K::kWrite, dir + "/addr_trtype", port.transport);
-        Add(ops, K::kWrite, dir + "/addr_adrfam", port.adrfam);
-        Add(ops, K::kWrite, dir + "/addr_traddr", port.address);
-        Add(ops, K::kWrite, dir + "/addr_trsvcid", std::to_string(port.service));
-        Add(ops, K::kEnsureDir, dir + "/ana_groups");
-        for (uint32_t g : groups) {
-            // Group 1 is nvmet's own, made with the port.
-            Add(ops, g == 1 ? K::kEnsureDir : K::kMkdir, dir + "/ana_groups/" + std::to_string(g));
-            Add(ops, K::kWrite, dir + "/ana_groups/" + std::to_string(g) + "/ana_state",
-                GroupState(cfg, g, cut_off));
-        }
-        // States before links, so a host never sees a transient state.
-        Add(ops, K::kEnsureDir, dir + "/subsystems");
-        for (const auto& [nqn, e] : view.exports)
-            Add(ops, K::kSymlink, dir + "/subsystems/" + nqn, Subsys(nqn));
-    }
+    std::map<uint32_t, std::string> states;
+    for (uint32_t g : groups)
+        states[g] = GroupState(cfg, g, cut_off);
+    std::vector<std::string> nqns;
+    for (const auto& [nqn, e] : view.exports)
+        nqns.push_back(nqn);
+    for (const PortConfig& port : cfg.ports)
+        PlanPort(ops, port, states, nqns);
     return plan;
 }
 

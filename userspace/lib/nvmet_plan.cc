@@ -15,9 +15,6 @@ public:
     void Write(const std::string& path, const std::string& value, const std::string& undo = "") {
         ops_.push_back({ConfigfsOp::Kind::kWrite, path, value, undo});
     }
-    void Link(const std::string& path, const std::string& target) {
-        ops_.push_back({ConfigfsOp::Kind::kSymlink, path, target, ""});
-    }
     std::vector<ConfigfsOp> Take() { return std::move(ops_); }
 
 private:
@@ -61,26 +58,37 @@ std::vector<ConfigfsOp> PlanNvmetExport(const Config& cfg) {
         b.Write(dir + "/enable", "1", "0");
     }
 
-    for (const PortConfig& port : cfg.ports) {
-        const std::string dir = "nvmet/ports/" + std::to_string(port.id);
-        b.Mkdir(dir);
-        // Address attributes can only change while no subsystem is linked.
-        b.Write(dir + "/addr_trtype", port.transport);
-        b.Write(dir + "/addr_adrfam", port.adrfam);
-        b.Write(dir + "/addr_traddr", port.address);
-        b.Write(dir + "/addr_trsvcid", std::to_string(port.service));
-        b.Ensure(dir + "/ana_groups");
-        b.Ensure(dir + "/ana_groups/1");  // nvmet's default group
-        for (uint32_t g : cfg.ana_groups)
-            if (g != 1)
-                b.Mkdir(dir + "/ana_groups/" + std::to_string(g));
-        // States before the link, so a host never sees a transient state.
-        for (uint32_t g : cfg.ana_groups)
-            b.Write(dir + "/ana_groups/" + std::to_string(g) + "/ana_state", AnaStateFor(cfg, g));
-        b.Ensure(dir + "/subsystems");
-        b.Link(dir + "/subsystems/" + cfg.nqn, subsys);
+    std::map<uint32_t, std::string> states = {{1, AnaStateFor(cfg, 1)}};
+    for (uint32_t g : cfg.ana_groups)
+        states[g] = AnaStateFor(cfg, g);
+    std::vector<ConfigfsOp> ops = b.Take();
+    for (const PortConfig& port : cfg.ports)
+        PlanPort(ops, port, states, {cfg.nqn});
+    return ops;
+}
+
+void PlanPort(std::vector<ConfigfsOp>& ops, const PortConfig& port,
+              const std::map<uint32_t, std::string>& group_states,
+              const std::vector<std::string>& nqns) {
+    using K = ConfigfsOp::Kind;
+    const std::string dir = "nvmet/ports/" + std::to_string(port.id);
+    auto add = [&ops](K kind, std::string path, std::string value = "") {
+        ops.push_back({kind, std::move(path), std::move(value), ""});
+    };
+    add(K::kMkdir, dir);
+    add(K::kWrite, dir + "/addr_trtype", port.transport);
+    add(K::kWrite, dir + "/addr_adrfam", port.adrfam);
+    add(K::kWrite, dir + "/addr_traddr", port.address);
+    add(K::kWrite, dir + "/addr_trsvcid", std::to_string(port.service));
+    add(K::kEnsureDir, dir + "/ana_groups");
+    for (const auto& [group, state] : group_states) {
+        const std::string g = dir + "/ana_groups/" + std::to_string(group);
+        add(group == 1 ? K::kEnsureDir : K::kMkdir, g);
+        add(K::kWrite, g + "/ana_state", state);
     }
-    return b.Take();
+    add(K::kEnsureDir, dir + "/subsystems");
+    for (const std::string& nqn : nqns)
+        add(K::kSymlink, dir + "/subsystems/" + nqn, "nvmet/subsystems/" + nqn);
 }
 
 std::string DescribeOp(const ConfigfsOp& op) {

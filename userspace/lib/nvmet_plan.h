@@ -4,6 +4,8 @@
 #ifndef CHORUS_LIB_NVMET_PLAN_H_
 #define CHORUS_LIB_NVMET_PLAN_H_
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,15 @@ struct ConfigfsOp {
 // and ana_grpid before enable; each port with its address, its ANA groups
 // and their states, and only then the link of the subsystem to the port.
 std::vector<ConfigfsOp> PlanNvmetExport(const Config& cfg);
+
+// One port, for both kinds of export: its address, its ANA groups (group 1
+// is nvmet's own, made with the port) each with its state, and only then the
+// links of the subsystems named by nqns, so that a host never sees a
+// transient state. The address attributes can change only while no
+// subsystem is linked.
+void PlanPort(std::vector<ConfigfsOp>& ops, const PortConfig& port,
+              const std::map<uint32_t, std::string>& group_states,
+              const std::vector<std::string>& nqns);
 
 // "mkdir nvmet/ports/1", "write nvmet/.../enable = 1", ...
 std::string DescribeOp(const ConfigfsOp& op);
