@@ -300,9 +300,9 @@ static int mailbox_run(int vm, const char *cmd, char *buf, size_t len)
 	const char *lab = getenv("LAB_DIR");
 	char base[PATH_MAX / 2], p[PATH_MAX], sh[PATH_MAX], *script;
 	const char *const done[] = { "out", "err", "sh", "rc", "pid" };
+	size_t i, got;
 	int r, fd;
 	ssize_t n;
-	size_t i;
 
 	if (!lab || !*lab)
 		lab = "/lab";
@@ -330,8 +330,17 @@ static int mailbox_run(int vm, const char *cmd, char *buf, size_t len)
 		return r;
 	mailbox_path(p, sizeof(p), base, "out");
 	fd = open(p, O_RDONLY | O_CLOEXEC);
-	n = fd >= 0 ? read(fd, buf, len - 1) : -1;
-	buf[n > 0 ? n : 0] = '\0';
+	got = 0;
+	/* 9p hands a large file over in pieces: read to its end. */
+	while (fd >= 0 && got < len - 1) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	buf[got] = '\0';
 	if (fd >= 0)
 		close(fd);
 	for (i = 0; i < sizeof(done) / sizeof(done[0]); i++) {
