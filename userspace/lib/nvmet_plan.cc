@@ -58,7 +58,7 @@ std::vector<ConfigfsOp> PlanNvmetExport(const Config& cfg) {
         b.Write(dir + "/enable", "1", "0");
     }
 
-    std::map<uint32_t, std::string> states = {{1, AnaStateFor(cfg, 1)}};
+    std::map<uint32_t, std::string> states;
     for (uint32_t g : cfg.ana_groups)
         states[g] = AnaStateFor(cfg, g);
     std::vector<ConfigfsOp> ops = b.Take();
@@ -81,9 +81,11 @@ void PlanPort(std::vector<ConfigfsOp>& ops, const PortConfig& port,
     add(K::kWrite, dir + "/addr_traddr", port.address);
     add(K::kWrite, dir + "/addr_trsvcid", std::to_string(port.service));
     add(K::kEnsureDir, dir + "/ana_groups");
+    add(K::kEnsureDir, dir + "/ana_groups/1");  // nvmet's own, made with the port
     for (const auto& [group, state] : group_states) {
         const std::string g = dir + "/ana_groups/" + std::to_string(group);
-        add(group == 1 ? K::kEnsureDir : K::kMkdir, g);
+        if (group != 1)
+            add(K::kMkdir, g);
         add(K::kWrite, g + "/ana_state", state);
     }
     add(K::kEnsureDir, dir + "/subsystems");

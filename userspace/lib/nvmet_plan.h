@@ -48,7 +48,8 @@ struct ConfigfsOp {
 std::vector<ConfigfsOp> PlanNvmetExport(const Config& cfg);
 
 // One port, for both kinds of export: its address, its ANA groups (group 1
-// is nvmet's own, made with the port) each with its state, and only then the
+// is nvmet's own, made with the port and always there; a group's state is
+// written only if group_states names it), and only then the
 // links of the subsystems named by nqns, so that a host never sees a
 // transient state. The address attributes can change only while no
 // subsystem is linked.
