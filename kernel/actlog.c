@@ -404,7 +404,8 @@ int chorus_al_clear(struct chorus_volume *vol)
 	for (i = 0; i < CHORUS_MAX_PEERS && !ret; i++) {
 		struct chorus_peer *peer = vol->repl.peers[i];
 
-		if (peer && READ_ONCE(peer->conn_state) == CHORUS_CONN_CONNECTED)
+		if (peer && !peer->diskless &&
+		    READ_ONCE(peer->conn_state) == CHORUS_CONN_CONNECTED)
 			chorus_al_send_block(peer);
 	}
 	mutex_unlock(&al->mutex);

@@ -127,8 +127,12 @@ static inline u64 chorus_stat_value(const struct chorus_stats *sum,
  * @index: registry id, also the first minor and the N of "chorusN"; immutable
  * @nr_sectors: size in 512-byte sectors; immutable
  * @block_size: logical block size in bytes; immutable
- * @backing: the local replica; immutable while the volume exists
- * @meta: the replica's on-disk metadata; immutable
+ * @backing: the local replica; immutable while the volume exists, no
+ *	device when @diskless
+ * @meta: the replica's on-disk metadata; immutable. A diskless volume's
+ *	superblock is in memory only (chorus_meta_init_diskless())
+ * @diskless: an access point without a local replica: every request goes
+ *	to the owner, and it never becomes the owner; immutable
  * @node_id: this node's id in the volume, 0 if none; immutable
  * @repl: replication state
  * @tag_set: blk-mq tag set of @disk
@@ -158,6 +162,7 @@ struct chorus_volume {
 	u32 block_size;
 	struct chorus_backing backing;
 	struct chorus_meta meta;
+	bool diskless;
 	u32 node_id;
 	struct chorus_repl repl;
 
@@ -205,9 +210,13 @@ struct chorus_lease_info {
  * @uuid: expected identity, when @uuid_set
  * @uuid_set: whether @uuid was given
  * @node_id: this node's id to record, 0 for none
+ * @diskless: no backing device: size, uuid and node id are required and
+ *	@backing_path is NULL
+ * @epoch: for @diskless, the highest epoch accepted so far
  *
  * Size, block size and uuid are fixed when the backing device is formatted;
- * an attach only states what it expects, and a mismatch refuses it.
+ * an attach only states what it expects, and a mismatch refuses it. A
+ * diskless access point has no metadata: it is told them.
  */
 struct chorus_volume_config {
 	const char *name;
@@ -217,6 +226,8 @@ struct chorus_volume_config {
 	uuid_t uuid;
 	bool uuid_set;
 	u32 node_id;
+	bool diskless;
+	u64 epoch;
 };
 
 /* main.c: parameters and the registry. */
@@ -238,6 +249,8 @@ void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum);
 int chorus_meta_load(struct chorus_volume *vol,
 		     const struct chorus_volume_config *cfg,
 		     struct netlink_ext_ack *extack);
+int chorus_meta_init_diskless(struct chorus_volume *vol,
+			      const struct chorus_volume_config *cfg);
 int chorus_meta_open(struct chorus_volume *vol, struct netlink_ext_ack *extack);
 void chorus_meta_close(struct chorus_volume *vol);
 void chorus_meta_release(struct chorus_meta *meta);

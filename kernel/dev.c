@@ -381,8 +381,12 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 		 */
 		if (chorus_fwd_served(rq))
 			return BLK_STS_OFFLINE;
-		/* No peer, no owner to forward to: this disk, read only. */
-		if (!vol->repl.nr_peers && op_is_write(req_op(rq)))
+		/*
+		 * No peer, no owner to forward to: this disk, read only; a
+		 * diskless access point, nothing at all.
+		 */
+		if (!vol->repl.nr_peers &&
+		    (op_is_write(req_op(rq)) || vol->diskless))
 			return BLK_STS_IOERR;
 	}
 
@@ -523,6 +527,25 @@ static const struct block_device_operations chorus_fops = {
 };
 
 /*
+ * A diskless access point has no device to inherit from: plain limits,
+ * the volume's block size, and neither discard nor write zeroes, which the
+ * owner's disk may not offer (the kernel writes zeroes itself instead).
+ */
+static void chorus_dev_set_diskless_limits(struct chorus_volume *vol,
+					   struct request_queue *q)
+{
+	blk_queue_logical_block_size(q, vol->block_size);
+	blk_queue_physical_block_size(q, vol->block_size);
+	blk_queue_io_min(q, vol->block_size);
+	blk_queue_max_hw_sectors(q, CHORUS_WIRE_MAX_PAYLOAD >> SECTOR_SHIFT);
+	blk_queue_max_discard_sectors(q, 0);
+	blk_queue_max_write_zeroes_sectors(q, 0);
+	blk_queue_write_cache(q, true, true);
+	blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	blk_queue_flag_clear(QUEUE_FLAG_ADD_RANDOM, q);
+}
+
+/*
  * Inherit what the backing device can do (transfer sizes, alignment,
  * discard, write zeroes), then impose the volume's block size.
  */
@@ -531,6 +554,10 @@ static void chorus_dev_set_limits(struct chorus_volume *vol,
 {
 	struct block_device *bdev = vol->backing.bdev;
 
+	if (vol->diskless) {
+		chorus_dev_set_diskless_limits(vol, q);
+		return;
+	}
 	blk_set_stacking_limits(&q->limits);
 	blk_stack_limits(&q->limits, &bdev_get_queue(bdev)->limits, 0);
 	blk_queue_logical_block_size(q, vol->block_size);

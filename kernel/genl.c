@@ -42,6 +42,8 @@ static const struct nla_policy chorus_create_policy[CHORUS_A_MAX + 1] = {
 	[CHORUS_A_BLOCK_SIZE]	= { .type = NLA_U32 },
 	[CHORUS_A_UUID]		= NLA_POLICY_EXACT_LEN(CHORUS_UUID_LEN),
 	[CHORUS_A_NODE_ID]	= CHORUS_NODE_ID_POLICY,
+	[CHORUS_A_DISKLESS]	= { .type = NLA_FLAG },
+	[CHORUS_A_EPOCH]	= { .type = NLA_U64 },
 };
 
 static const struct nla_policy chorus_listen_policy[CHORUS_A_MAX + 1] = {
@@ -64,6 +66,7 @@ static const struct nla_policy chorus_peer_add_policy[CHORUS_A_MAX + 1] = {
 	[CHORUS_A_NR_CONNS]	= NLA_POLICY_RANGE(NLA_U32, 1, CHORUS_MAX_CONNS),
 	[CHORUS_A_INITIAL_SYNC]	= NLA_POLICY_RANGE(NLA_U32, CHORUS_INITIAL_SYNC_FULL,
 						   CHORUS_INITIAL_SYNC_NONE),
+	[CHORUS_A_DISKLESS]	= { .type = NLA_FLAG },
 };
 
 static const struct nla_policy chorus_peer_policy[CHORUS_A_MAX + 1] = {
@@ -181,6 +184,39 @@ static int chorus_genl_reply_volume(struct genl_info *info,
 	return genlmsg_reply(skb, info);
 }
 
+/*
+ * A diskless access point has no metadata to say what it is: its size,
+ * uuid and node id must be given, and its block size is 512 unless given.
+ */
+static int chorus_genl_check_diskless(struct genl_info *info,
+				      struct chorus_volume_config *cfg)
+{
+	struct netlink_ext_ack *extack = info->extack;
+
+	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_SIZE_BYTES)) {
+		NL_SET_ERR_MSG(extack, "a diskless volume needs its size (CHORUS_A_SIZE_BYTES)");
+		return -EINVAL;
+	}
+	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_UUID)) {
+		NL_SET_ERR_MSG(extack, "a diskless volume needs its uuid (CHORUS_A_UUID)");
+		return -EINVAL;
+	}
+	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_NODE_ID)) {
+		NL_SET_ERR_MSG(extack, "a diskless volume needs this node's id (CHORUS_A_NODE_ID)");
+		return -EINVAL;
+	}
+	if (!cfg->block_size)
+		cfg->block_size = SECTOR_SIZE;
+	if (!IS_ALIGNED(cfg->size_bytes, cfg->block_size)) {
+		NL_SET_ERR_MSG_ATTR(extack, info->attrs[CHORUS_A_SIZE_BYTES],
+				    "size must be a multiple of the block size");
+		return -EINVAL;
+	}
+	if (info->attrs[CHORUS_A_EPOCH])
+		cfg->epoch = nla_get_u64(info->attrs[CHORUS_A_EPOCH]);
+	return 0;
+}
+
 static int chorus_genl_parse_create(struct genl_info *info,
 				    struct chorus_volume_config *cfg)
 {
@@ -191,7 +227,13 @@ static int chorus_genl_parse_create(struct genl_info *info,
 		NL_SET_ERR_MSG(extack, "missing volume name (CHORUS_A_VOLUME_NAME)");
 		return -EINVAL;
 	}
-	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_BACKING_PATH)) {
+	cfg->diskless = nla_get_flag(attrs[CHORUS_A_DISKLESS]);
+	if (cfg->diskless && attrs[CHORUS_A_BACKING_PATH]) {
+		NL_SET_ERR_MSG_ATTR(extack, attrs[CHORUS_A_BACKING_PATH],
+				    "a diskless volume has no backing device");
+		return -EINVAL;
+	}
+	if (!cfg->diskless && GENL_REQ_ATTR_CHECK(info, CHORUS_A_BACKING_PATH)) {
 		NL_SET_ERR_MSG(extack, "missing backing device path (CHORUS_A_BACKING_PATH)");
 		return -EINVAL;
 	}
@@ -202,7 +244,8 @@ static int chorus_genl_parse_create(struct genl_info *info,
 				    "invalid volume name: use 1-63 of A-Z a-z 0-9 . _ - and do not start with '.'");
 		return -EINVAL;
 	}
-	cfg->backing_path = nla_data(attrs[CHORUS_A_BACKING_PATH]);
+	if (!cfg->diskless)
+		cfg->backing_path = nla_data(attrs[CHORUS_A_BACKING_PATH]);
 
 	if (attrs[CHORUS_A_SIZE_BYTES]) {
 		cfg->size_bytes = nla_get_u64(attrs[CHORUS_A_SIZE_BYTES]);
@@ -232,6 +275,13 @@ static int chorus_genl_parse_create(struct genl_info *info,
 	}
 	if (attrs[CHORUS_A_NODE_ID])
 		cfg->node_id = nla_get_u32(attrs[CHORUS_A_NODE_ID]);
+	if (cfg->diskless)
+		return chorus_genl_check_diskless(info, cfg);
+	if (attrs[CHORUS_A_EPOCH]) {
+		NL_SET_ERR_MSG_ATTR(extack, attrs[CHORUS_A_EPOCH],
+				    "only a diskless volume is given its epoch: others keep it in their metadata");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -459,32 +509,34 @@ static void chorus_genl_unlock(struct chorus_volume *vol)
 static int chorus_genl_peer_add_doit(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **attrs = info->attrs;
-	u32 transport = CHORUS_TRANSPORT_TCP, nr_conns = 2;
-	u32 initial = CHORUS_INITIAL_SYNC_FULL;
-	struct sockaddr_storage ss;
+	struct chorus_peer_config cfg = {
+		.transport = CHORUS_TRANSPORT_TCP,
+		.nr_conns = 2,
+		.initial_sync = CHORUS_INITIAL_SYNC_FULL,
+	};
 	struct chorus_volume *vol;
-	u16 port;
 	int ret;
 
-	ret = chorus_genl_parse_addr(info, &ss, &port);
+	ret = chorus_genl_parse_addr(info, &cfg.addr, &cfg.port);
 	if (ret)
 		return ret;
+	cfg.address = nla_data(attrs[CHORUS_A_ADDRESS]);
 	if (attrs[CHORUS_A_TRANSPORT])
-		transport = nla_get_u32(attrs[CHORUS_A_TRANSPORT]);
+		cfg.transport = nla_get_u32(attrs[CHORUS_A_TRANSPORT]);
 	if (attrs[CHORUS_A_NR_CONNS])
-		nr_conns = nla_get_u32(attrs[CHORUS_A_NR_CONNS]);
+		cfg.nr_conns = nla_get_u32(attrs[CHORUS_A_NR_CONNS]);
 	if (attrs[CHORUS_A_INITIAL_SYNC])
-		initial = nla_get_u32(attrs[CHORUS_A_INITIAL_SYNC]);
+		cfg.initial_sync = nla_get_u32(attrs[CHORUS_A_INITIAL_SYNC]);
+	cfg.diskless = nla_get_flag(attrs[CHORUS_A_DISKLESS]);
 	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_NODE_ID)) {
 		NL_SET_ERR_MSG(info->extack, "missing peer node id (CHORUS_A_NODE_ID)");
 		return -EINVAL;
 	}
+	cfg.node_id = nla_get_u32(attrs[CHORUS_A_NODE_ID]);
 	ret = chorus_genl_lock(info, false, &vol, NULL);
 	if (ret)
 		return ret;
-	ret = chorus_peer_add(vol, nla_get_u32(attrs[CHORUS_A_NODE_ID]), &ss,
-			      nla_data(attrs[CHORUS_A_ADDRESS]), port, transport,
-			      nr_conns, initial, info->extack);
+	ret = chorus_peer_add(vol, &cfg, info->extack);
 	chorus_genl_unlock(vol);
 	return ret;
 }

@@ -31,7 +31,7 @@ static size_t chorus_genl_peer_size(void)
 size_t chorus_genl_volume_size(void)
 {
 	return nla_total_size(CHORUS_VOLUME_NAME_MAX) +	/* VOLUME_NAME */
-	       nla_total_size(CHORUS_BACKING_PATH_MAX) +	/* BACKING_PATH */
+	       nla_total_size(CHORUS_BACKING_PATH_MAX) +	/* BACKING_PATH, DISKLESS */
 	       nla_total_size_64bit(sizeof(u64)) +		/* SIZE_BYTES */
 	       nla_total_size(sizeof(u32)) +			/* BLOCK_SIZE */
 	       nla_total_size(CHORUS_UUID_LEN) +		/* UUID */
@@ -258,7 +258,8 @@ int chorus_genl_fill_volume(struct sk_buff *skb, struct chorus_volume *vol)
 	u64 size = (u64)vol->nr_sectors << SECTOR_SHIFT;
 
 	if (nla_put_string(skb, CHORUS_A_VOLUME_NAME, vol->name) ||
-	    nla_put_string(skb, CHORUS_A_BACKING_PATH, vol->backing.path) ||
+	    (vol->diskless ? nla_put_flag(skb, CHORUS_A_DISKLESS) :
+	     nla_put_string(skb, CHORUS_A_BACKING_PATH, vol->backing.path)) ||
 	    nla_put_u64_64bit(skb, CHORUS_A_SIZE_BYTES, size, CHORUS_A_PAD) ||
 	    nla_put_u32(skb, CHORUS_A_BLOCK_SIZE, vol->block_size) ||
 	    nla_put(skb, CHORUS_A_UUID, CHORUS_UUID_LEN, &vol->uuid) ||

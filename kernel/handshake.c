@@ -36,7 +36,8 @@ static void chorus_hello_fill(struct chorus_peer *peer,
 	export_uuid(h->volume_uuid, &vol->uuid);
 	h->data_sectors = cpu_to_le64(vol->nr_sectors);
 	h->block_size = cpu_to_le32(vol->block_size);
-	h->flags = cpu_to_le32(owner ? CHORUS_HELLO_F_OWNER : 0);
+	h->flags = cpu_to_le32((owner ? CHORUS_HELLO_F_OWNER : 0) |
+			       (vol->diskless ? CHORUS_HELLO_F_DISKLESS : 0));
 	h->epoch = cpu_to_le64(READ_ONCE(vol->repl.epoch));
 	h->session_id = cpu_to_le64(session_id);
 	h->current_gen = vol->meta.super->current_gen;
@@ -52,7 +53,9 @@ static u32 chorus_hello_check(struct chorus_peer *peer,
 {
 	struct chorus_volume *vol = peer->vol;
 	bool we_own = READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER;
-	bool they_own = le32_to_cpu(h->flags) & CHORUS_HELLO_F_OWNER;
+	u32 flags = le32_to_cpu(h->flags);
+	bool they_own = flags & CHORUS_HELLO_F_OWNER;
+	bool diskless = flags & CHORUS_HELLO_F_DISKLESS;
 	u64 epoch = le64_to_cpu(h->epoch);
 	uuid_t uuid;
 
@@ -61,9 +64,13 @@ static u32 chorus_hello_check(struct chorus_peer *peer,
 	if (le16_to_cpu(h->proto_min) > CHORUS_WIRE_VERSION ||
 	    le16_to_cpu(h->proto_max) < CHORUS_WIRE_VERSION)
 		*why = "no common protocol version";
-	else if (le32_to_cpu(h->flags) & ~CHORUS_HELLO_F_OWNER ||
+	else if (flags & ~(CHORUS_HELLO_F_OWNER | CHORUS_HELLO_F_DISKLESS) ||
+		 (they_own && diskless) ||
 		 memchr_inv(h->reserved, 0, sizeof(h->reserved)))
 		*why = "malformed handshake";
+	else if (diskless != peer->diskless)
+		*why = diskless ? "peer is diskless, but was added with a replica" :
+				  "peer has a replica, but was added as diskless";
 	else if (le32_to_cpu(h->node_id) != peer->node_id ||
 		 le32_to_cpu(h->peer_node_id) != vol->node_id)
 		*why = "node ids do not match";
@@ -100,7 +107,7 @@ static const char *chorus_wire_status_text(u32 status)
 	case CHORUS_WIRE_NOT_MEMBER:
 		return "peer refused: it does not know this volume or node, or is not connecting";
 	case CHORUS_WIRE_REFUSED:
-		return "peer refused: uuid, size, block size or roles do not match";
+		return "peer refused: uuid, size, block size, roles or diskless do not match";
 	default:
 		return "peer refused the handshake";
 	}

@@ -212,6 +212,24 @@ static void chorus_volume_take_meta(struct chorus_volume *vol)
 }
 
 /*
+ * A diskless access point has nothing to open: its metadata is what it was
+ * told, and it starts, and stays, a non-owner that forwards.
+ */
+static int chorus_volume_open_diskless(struct chorus_volume *vol,
+				       const struct chorus_volume_config *cfg)
+{
+	int ret;
+
+	vol->diskless = true;
+	ret = chorus_meta_init_diskless(vol, cfg);
+	if (ret)
+		return ret;
+	chorus_volume_take_meta(vol);
+	vol->repl.role = CHORUS_ROLE_REPLICA;
+	return 0;
+}
+
+/*
  * Open what a volume keeps on its backing device: the device itself, the
  * metadata and the activity log. On failure nothing is left open.
  */
@@ -221,6 +239,8 @@ static int chorus_volume_open_storage(struct chorus_volume *vol,
 {
 	int ret;
 
+	if (cfg->diskless)
+		return chorus_volume_open_diskless(vol, cfg);
 	ret = chorus_backing_open(&vol->backing, cfg->backing_path, vol, extack);
 	if (ret)
 		return ret;
@@ -251,6 +271,10 @@ close_backing:
 /* Undo chorus_volume_open_storage(). */
 static void chorus_volume_close_storage(struct chorus_volume *vol)
 {
+	if (vol->diskless) {
+		chorus_meta_release(&vol->meta);
+		return;
+	}
 	chorus_al_detach(vol);
 	chorus_meta_close(vol);
 	chorus_meta_release(&vol->meta);
@@ -323,7 +347,8 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 
 	idr_replace(&chorus_volumes_idr, vol, vol->index);
 	pr_info("%s: created as %s on %s, %llu bytes, block size %u\n",
-		vol->name, vol->disk->disk_name, vol->backing.path,
+		vol->name, vol->disk->disk_name,
+		vol->diskless ? "no local replica (diskless)" : vol->backing.path,
 		(u64)vol->nr_sectors << SECTOR_SHIFT, vol->block_size);
 	*out = vol;
 	return 0;

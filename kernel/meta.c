@@ -274,6 +274,42 @@ free_copies:
 }
 
 /**
+ * chorus_meta_init_diskless() - the metadata of a diskless access point
+ * @vol: the volume, without a backing device
+ * @cfg: its size, block size, uuid, node id and highest accepted epoch
+ *
+ * A diskless access point keeps nothing on disk. Its superblock lives in
+ * memory, with no peer slots (it keeps no bitmaps: it never owns the
+ * volume) and no activity log; chorus_meta_write() only changes memory.
+ * The epoch it accepts is forgotten when it is detached: the caller gives
+ * the highest one it knows at the next attach (see forwarding.md).
+ *
+ * Context: process context.
+ * Return: 0 or -ENOMEM.
+ */
+int chorus_meta_init_diskless(struct chorus_volume *vol,
+			      const struct chorus_volume_config *cfg)
+{
+	struct chorus_meta_super *sb = kzalloc(CHORUS_META_BLOCK, GFP_KERNEL);
+
+	if (!sb)
+		return -ENOMEM;
+	sb->magic = cpu_to_le64(CHORUS_META_MAGIC);
+	sb->version = cpu_to_le32(CHORUS_META_VERSION);
+	export_uuid(sb->volume_uuid, &cfg->uuid);
+	sb->node_id = cpu_to_le32(cfg->node_id);
+	sb->block_size = cpu_to_le32(cfg->block_size);
+	sb->data_sectors = cpu_to_le64(cfg->size_bytes >> SECTOR_SHIFT);
+	sb->highest_epoch = cpu_to_le64(cfg->epoch);
+	sb->bm_shift = cpu_to_le32(CHORUS_META_BM_SHIFT);
+	vol->uuid = cfg->uuid;
+	vol->block_size = cfg->block_size;
+	vol->nr_sectors = cfg->size_bytes >> SECTOR_SHIFT;
+	vol->meta.super = sb;
+	return 0;
+}
+
+/**
  * chorus_meta_write() - write the in-memory superblock to disk
  * @vol: volume with loaded metadata
  *
@@ -294,6 +330,8 @@ static int chorus_meta_write(struct chorus_volume *vol)
 	int ret;
 
 	lockdep_assert_held(&vol->repl.meta_lock);
+	if (vol->diskless)
+		return 0;
 	sb->seq = cpu_to_le64(seq + 1);
 	sb->crc = cpu_to_le32(chorus_meta_crc(sb));
 	ret = chorus_meta_rw_block(vol->backing.bdev,

@@ -81,7 +81,11 @@ void chorus_peer_free(struct chorus_peer *peer)
 	kfree(peer);
 }
 
-/* Load or create the peer's slot: its bitmap and whether it is current. */
+/*
+ * Load or create the peer's slot: its bitmap and whether it is current.
+ * Neither a diskless peer nor the peers of a diskless access point have
+ * one: nothing is ever resynced to the one, and the other never owns.
+ */
 static int chorus_peer_load_slot(struct chorus_peer *peer,
 				 enum chorus_initial_sync initial_sync,
 				 struct netlink_ext_ack *extack)
@@ -90,6 +94,13 @@ static int chorus_peer_load_slot(struct chorus_peer *peer,
 	u32 flags;
 	int slot, ret;
 
+	if (peer->diskless || vol->diskless) {
+		peer->meta_slot = -1;
+		peer->repl_state = peer->diskless ? CHORUS_REPL_DISKLESS :
+						    CHORUS_REPL_UP_TO_DATE;
+		peer->in_writeset = false;
+		return 0;
+	}
 	slot = chorus_meta_peer_slot(vol, peer->node_id, &flags);
 	if (slot < 0) {
 		NL_SET_ERR_MSG(extack, "every peer slot of the metadata is taken");
@@ -139,30 +150,23 @@ static int chorus_peer_load_slot(struct chorus_peer *peer,
 /**
  * chorus_peer_add() - declare a peer of a volume
  * @vol: the volume
- * @node_id: the peer's node id, not this node's
- * @addr: where to dial it
- * @address: @addr as text
- * @port: its port
- * @transport: &enum chorus_transport
- * @nr_conns: connections per session
- * @initial_sync: what the peer needs if the metadata does not know it
+ * @cfg: the peer
  * @extack: where to say why not
  *
  * A peer the metadata knows keeps its bitmap and out-of-date mark; a new
- * one is out of date with every bit set, unless @initial_sync says none.
- * A peer that is up to date joins the write set at once: writes wait for
- * it from now on.
+ * one is out of date with every bit set, unless @cfg->initial_sync says
+ * none. A peer that is up to date joins the write set at once: writes wait
+ * for it from now on. A diskless peer never does.
  *
  * Context: process context, chorus_repl.conf_lock held.
  * Return: 0 or a negative errno with a message in @extack.
  */
-int chorus_peer_add(struct chorus_volume *vol, u32 node_id,
-		    const struct sockaddr_storage *addr, const char *address,
-		    u16 port, u32 transport, u32 nr_conns,
-		    enum chorus_initial_sync initial_sync,
+int chorus_peer_add(struct chorus_volume *vol,
+		    const struct chorus_peer_config *cfg,
 		    struct netlink_ext_ack *extack)
 {
 	struct chorus_repl *repl = &vol->repl;
+	u32 node_id = cfg->node_id;
 	struct chorus_peer *peer;
 	int slot, ret;
 
@@ -173,6 +177,11 @@ int chorus_peer_add(struct chorus_volume *vol, u32 node_id,
 	}
 	if (node_id == vol->node_id) {
 		NL_SET_ERR_MSG(extack, "a peer cannot have this node's own id");
+		return -EINVAL;
+	}
+	if (vol->diskless && cfg->diskless) {
+		NL_SET_ERR_MSG(extack,
+			       "the peers of a diskless access point cannot be diskless");
 		return -EINVAL;
 	}
 	if (chorus_peer_find(vol, node_id)) {
@@ -191,14 +200,15 @@ int chorus_peer_add(struct chorus_volume *vol, u32 node_id,
 	if (!peer)
 		return -ENOMEM;
 	peer->slot = slot;
-	peer->addr = *addr;
-	strscpy(peer->address, address, sizeof(peer->address));
-	peer->port = port;
-	peer->transport = transport;
-	peer->nr_conns = nr_conns;
+	peer->addr = cfg->addr;
+	strscpy(peer->address, cfg->address, sizeof(peer->address));
+	peer->port = cfg->port;
+	peer->transport = cfg->transport;
+	peer->nr_conns = cfg->nr_conns;
+	peer->diskless = cfg->diskless;
 	peer->dialler = vol->node_id < node_id;
 
-	ret = chorus_peer_load_slot(peer, initial_sync, extack);
+	ret = chorus_peer_load_slot(peer, cfg->initial_sync, extack);
 	if (ret)
 		goto free_peer;
 	ret = chorus_dev_freeze(vol, extack);
@@ -210,8 +220,9 @@ int chorus_peer_add(struct chorus_volume *vol, u32 node_id,
 	spin_unlock(&repl->peers_lock);
 	chorus_dev_unfreeze(vol);
 	pr_info("%s: peer %u at %s port %u added, %s\n", vol->name, node_id,
-		address, port, peer->repl_state == CHORUS_REPL_UP_TO_DATE ?
-		"up to date" : "out of date");
+		peer->address, peer->port, peer->diskless ? "diskless" :
+		peer->repl_state == CHORUS_REPL_UP_TO_DATE ? "up to date" :
+		"out of date");
 	chorus_genl_notify_peer(vol, CHORUS_EVENT_PEER_ADDED, peer, NULL);
 	return 0;
 
@@ -246,7 +257,7 @@ int chorus_peer_del(struct chorus_peer *peer, struct netlink_ext_ack *extack)
 	spin_unlock(&repl->peers_lock);
 	chorus_dev_unfreeze(vol);
 
-	if (chorus_meta_set_peer(vol, peer->meta_slot, 0, 0))
+	if (peer->meta_slot >= 0 && chorus_meta_set_peer(vol, peer->meta_slot, 0, 0))
 		pr_warn("%s: cannot free the metadata slot of peer %u\n",
 			vol->name, peer->node_id);
 	pr_info("%s: peer %u removed\n", vol->name, peer->node_id);
@@ -276,6 +287,11 @@ int chorus_peer_writeset_remove(struct chorus_peer *peer,
 	unsigned long idx;
 	int ret;
 
+	if (peer->diskless) {
+		NL_SET_ERR_MSG(extack,
+			       "a diskless access point is never in the write set");
+		return -EINVAL;
+	}
 	mutex_lock(&peer->session_mutex);
 	chorus_job_stop(peer);
 	mutex_unlock(&peer->session_mutex);

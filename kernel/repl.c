@@ -296,6 +296,43 @@ static void chorus_repl_fail(struct request *rq, blk_status_t status)
 	chorus_rq_put(rq);
 }
 
+/* Peer @i if it holds a copy: a diskless access point has none to write. */
+static struct chorus_peer *chorus_repl_copy(struct chorus_volume *vol, int i)
+{
+	struct chorus_peer *peer = vol->repl.peers[i];
+
+	return peer && !peer->diskless ? peer : NULL;
+}
+
+/*
+ * Reserve an id for a request in every copy's inflight, so that nothing
+ * may fail half-way past this point. False, with none reserved, if one
+ * cannot be had.
+ */
+static bool chorus_repl_reserve_ids(struct chorus_volume *vol, u32 *id)
+{
+	struct chorus_peer *peer;
+	int i;
+
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		peer = chorus_repl_copy(vol, i);
+		if (!peer)
+			continue;
+		if (xa_alloc_cyclic_irq(&peer->inflight, &id[i], NULL,
+					XA_LIMIT(1, U32_MAX), &peer->next_id,
+					GFP_NOIO) < 0) {
+			while (i--) {
+				peer = chorus_repl_copy(vol, i);
+				if (peer)
+					xa_cmpxchg_irq(&peer->inflight, id[i],
+						       XA_ZERO_ENTRY, NULL, 0);
+			}
+			return false;
+		}
+	}
+	return true;
+}
+
 static void chorus_repl_fan_out(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
@@ -309,29 +346,15 @@ static void chorus_repl_fan_out(struct chorus_volume *vol, struct request *rq)
 		chorus_repl_fail(rq, BLK_STS_IOERR);
 		return;
 	}
-
-	/* Reserve ids first: past this point nothing may fail half-way. */
-	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
-		peer = vol->repl.peers[i];
-		if (!peer)
-			continue;
-		if (xa_alloc_cyclic_irq(&peer->inflight, &id[i], NULL,
-					XA_LIMIT(1, U32_MAX), &peer->next_id,
-					GFP_NOIO) < 0) {
-			while (i--)
-				if (vol->repl.peers[i])
-					xa_cmpxchg_irq(&vol->repl.peers[i]->inflight,
-						       id[i], XA_ZERO_ENTRY,
-						       NULL, 0);
-			chorus_repl_fail(rq, BLK_STS_RESOURCE);
-			return;
-		}
+	if (!chorus_repl_reserve_ids(vol, id)) {
+		chorus_repl_fail(rq, BLK_STS_RESOURCE);
+		return;
 	}
 
 	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
 		bool bm_locked = false;
 
-		peer = vol->repl.peers[i];
+		peer = chorus_repl_copy(vol, i);
 		if (!peer)
 			continue;
 		spin_lock_irq(&peer->lock);
@@ -691,6 +714,11 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	int i, ret;
 
 	lockdep_assert_held(&repl->conf_lock);
+	if (vol->diskless && role == CHORUS_ROLE_OWNER) {
+		NL_SET_ERR_MSG(extack,
+			       "a diskless access point cannot be the owner: it has no replica");
+		return -EINVAL;
+	}
 	/*
 	 * A new owner needs a newer epoch than any this replica accepted;
 	 * only the owner itself may restate its own.

@@ -120,6 +120,8 @@ enum chorus_job {
  * @port: its port; immutable
  * @transport: &enum chorus_transport; immutable
  * @nr_conns: connections per session; immutable
+ * @diskless: the peer is a diskless access point: no metadata slot, no
+ *	bitmap, never in the write set, no activity log, no resync; immutable
  *
  * @lock: protects the fields below it up to @inflight, and the bitmap bits
  * @conn_state: &enum chorus_conn_state
@@ -224,6 +226,7 @@ struct chorus_peer {
 	u16 port;
 	u32 transport;
 	u32 nr_conns;
+	bool diskless;
 
 	spinlock_t lock; /* see above */
 	enum chorus_conn_state conn_state;
@@ -517,11 +520,31 @@ int chorus_fwd_serve(struct chorus_conn *conn,
 void chorus_fwd_peer_quiesce(struct chorus_peer *peer);
 bool chorus_fwd_served(struct request *rq);
 
+/**
+ * struct chorus_peer_config - what PEER_ADD declares
+ * @node_id: the peer's node id, not this node's
+ * @addr: where to dial it
+ * @address: @addr as text
+ * @port: its port
+ * @transport: &enum chorus_transport
+ * @nr_conns: connections per session
+ * @initial_sync: what the peer needs if the metadata does not know it
+ * @diskless: the peer is a diskless access point
+ */
+struct chorus_peer_config {
+	u32 node_id;
+	struct sockaddr_storage addr;
+	const char *address;
+	u16 port;
+	u32 transport;
+	u32 nr_conns;
+	enum chorus_initial_sync initial_sync;
+	bool diskless;
+};
+
 /* peer.c */
-int chorus_peer_add(struct chorus_volume *vol, u32 node_id,
-		    const struct sockaddr_storage *addr, const char *address,
-		    u16 port, u32 transport, u32 nr_conns,
-		    enum chorus_initial_sync initial_sync,
+int chorus_peer_add(struct chorus_volume *vol,
+		    const struct chorus_peer_config *cfg,
 		    struct netlink_ext_ack *extack);
 int chorus_peer_del(struct chorus_peer *peer, struct netlink_ext_ack *extack);
 struct chorus_peer *chorus_peer_find(struct chorus_volume *vol, u32 node_id);

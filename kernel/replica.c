@@ -169,7 +169,8 @@ int chorus_replica_request(struct chorus_conn *conn,
 	u8 ack = chorus_ack_type(hdr->type);
 	int ret;
 
-	if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_REPLICA ||
+	/* A diskless access point has nothing to write, verify or keep. */
+	if (vol->diskless || READ_ONCE(vol->repl.role) != CHORUS_ROLE_REPLICA ||
 	    !READ_ONCE(peer->peer_owner)) {
 		chorus_pages_free(pages, nr_pages);
 		return chorus_replica_answer(conn, hdr, ack, CHORUS_WIRE_NOT_MEMBER);

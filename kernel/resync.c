@@ -405,6 +405,11 @@ int chorus_job_start(struct chorus_peer *peer, enum chorus_job job,
 	struct task_struct *t;
 
 	lockdep_assert_held(&peer->session_mutex);
+	if (peer->diskless || peer->vol->diskless) {
+		NL_SET_ERR_MSG(extack,
+			       "a diskless access point has no replica to resync or verify");
+		return -EINVAL;
+	}
 	if (!peer->conns[0]) {
 		NL_SET_ERR_MSG(extack, "the peer is not connected");
 		return -ENOTCONN;

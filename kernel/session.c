@@ -175,7 +175,8 @@ void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
 	peer->backoff_ms = CHORUS_BACKOFF_MIN_MS;
 	chorus_peer_path_established(peer);
 
-	if (owner) {
+	/* A diskless access point gets no log, no write and no resync. */
+	if (owner && !peer->diskless) {
 		/* The log first: held writes may be in extents it lacks. */
 		if (chorus_al_send(peer)) {
 			__chorus_peer_teardown(peer, "activity log not accepted");

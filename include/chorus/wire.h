@@ -148,6 +148,7 @@ struct chorus_wire_hdr {
 
 /* chorus_wire_hello.flags */
 #define CHORUS_HELLO_F_OWNER		BIT(0)	/* the sender owns the volume */
+#define CHORUS_HELLO_F_DISKLESS		BIT(1)	/* the sender has no replica */
 
 /**
  * struct chorus_wire_hello - payload of HELLO and HELLO_ACK

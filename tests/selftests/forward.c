@@ -38,7 +38,7 @@ FIXTURE_VARIANT_ADD(forward, tcp) {
 
 FIXTURE_VARIANT_ADD(forward, rdma) {
 	.transport = "rdma",
-	.check_cases = "access_point_fio_verify",
+	.check_cases = "access_point_fio_verify",	/* the diskless case: TCP's */
 };
 
 FIXTURE_SETUP(forward)
@@ -213,6 +213,62 @@ TEST_F_TIMEOUT(forward, stale_forwarded_write_fails_never_overwrites, 300)
 	EXPECT_TRUE(block_is(1, RL_BACKING, 5, 0x22)) TH_LOG("the newer write was overwritten");
 	EXPECT_TRUE(block_is(PEER, RL_BACKING, 5, 0x22)) TH_LOG("the replica lacks the newer write");
 	replicas_identical();
+}
+
+/*
+ * A diskless access point (DESIGN.md: a node without a replica): vm2 gives
+ * its replica up and attaches the volume with --diskless. The owner first
+ * declares it as a replica, and the handshake is refused with the reason;
+ * declared diskless, it connects, is never in the write set, and fio
+ * verify and ext4 with fsync run through vm2's device. All of it lands on
+ * the owner's disk (its fsck and the acknowledged files), and vm2's own
+ * disk is never touched.
+ */
+TEST_F_TIMEOUT(forward, diskless_access_point_fio_ext4, 400)
+{
+	char before[64], after[64];
+
+	rl_node_down(PEER);
+	ASSERT_EQ(0, run("%s peer del " VOL " %d >/dev/null", rl_ctl(), PEER));
+	ASSERT_EQ(0, rl_md5(PEER, before, sizeof(before)));
+	ASSERT_EQ(0, rl_on(PEER, "set -e; C=%s; %s/tools/insmod-chorus %s; $C volume create "
+			   VOL " --diskless --size %dM --uuid " RL_UUID " --node-id %d --epoch %d "
+			   ">/dev/null; $C listen 10.99.0.%d >/dev/null; $C peer add " VOL
+			   " 1 10.99.0.1 --transport %s >/dev/null; $C peer connect " VOL " 1",
+			   rl_ctl(), chorus_src(), rl_insmod_args, SIZE_MB, PEER, EPOCH, PEER,
+			   variant->transport));
+	ASSERT_EQ(0, run("%s peer add " VOL " %d 10.99.0.%d --transport %s --initial-sync none "
+			 ">/dev/null && %s peer connect " VOL " %d", rl_ctl(), PEER, PEER,
+			 variant->transport, rl_ctl(), PEER));
+	EXPECT_TRUE(rl_wait_peer(1, PEER, "last_error",
+				 "peer is diskless, but was added with a replica", 30));
+	ASSERT_EQ(0, run("%s peer del " VOL " %d >/dev/null && %s peer add " VOL " %d 10.99.0.%d "
+			 "--transport %s --diskless >/dev/null && %s peer connect " VOL " %d",
+			 rl_ctl(), PEER, rl_ctl(), PEER, PEER, variant->transport, rl_ctl(), PEER));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "connected", 30));
+	EXPECT_TRUE(rl_wait_peer(1, PEER, "repl_state", "diskless", 1));
+
+	ASSERT_EQ(0, rl_on(PEER, RL_FIO "--rw=randwrite --bsrange=4k-128k --iodepth=16 "
+			   "--size=%dM --io_size=8M --verify=crc32c --verify_fatal=1 "
+			   ">/dev/null", SIZE_MB)) TH_LOG("fio on the diskless access point failed");
+	ASSERT_EQ(0, rl_on(PEER, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT
+			   " && mount /dev/chorus0 " MNT));
+	ASSERT_EQ(0, rl_on(PEER, "python3 %s/tests/selftests/fs_workload.py write " MNT
+			   " --files 30 --seed 11 > %s", chorus_src(), self->acked));
+	ASSERT_EQ(0, rl_on(PEER, "umount " MNT));
+
+	EXPECT_EQ(0, run("e2fsck -fn /dev/chorus0 >/dev/null 2>&1"))
+		TH_LOG("fsck on the owner is not clean");
+	ASSERT_EQ(0, run("mkdir -p " MNT " && mount -o ro /dev/chorus0 " MNT));
+	EXPECT_EQ(0, run("python3 %s/tests/selftests/fs_workload.py verify " MNT " %s",
+			 chorus_src(), self->acked)) TH_LOG("acknowledged changes are missing");
+	ASSERT_EQ(0, run("umount " MNT));
+	EXPECT_LT(100, fwd_counter(PEER, "forwarded"));
+	EXPECT_EQ(0, fwd_counter(PEER, "forward_expired"));
+	EXPECT_TRUE(rl_wait_peer(1, PEER, "in_writeset", "false", 1));
+	ASSERT_EQ(0, rl_md5(PEER, after, sizeof(after)));
+	EXPECT_STREQ(before, after) TH_LOG("the diskless node's own disk was written");
 }
 
 CHORUS_HARNESS_MAIN

@@ -728,6 +728,94 @@ TEST_F_TIMEOUT(netlink, destroy_and_get_errors, 300)
 }
 
 /* Results of the unprivileged child, sent back through a pipe. */
+/*
+ * A diskless VOLUME_CREATE with @size, a uuid unless !@with_uuid and node id
+ * @node (0: left out). Returns the offset of the SIZE_BYTES attribute.
+ */
+static size_t diskless_msg(struct genl_msg *m, FIXTURE_DATA(netlink) *self,
+			   uint64_t size, bool with_uuid, uint32_t node)
+{
+	static const uint8_t uuid[CHORUS_UUID_LEN] = { 0xd1, 0x5c, 0x1e, 0x55, 1, 2, 3, 4,
+						       5, 6, 7, 8, 9, 10, 11, 12 };
+	size_t off = 0;
+
+	create_msg(m, self);
+	msg_put_str(m, CHORUS_A_VOLUME_NAME, "dl");
+	msg_put(m, CHORUS_A_DISKLESS, NULL, 0);
+	if (size)
+		off = msg_put_u64(m, CHORUS_A_SIZE_BYTES, size);
+	if (with_uuid)
+		msg_put(m, CHORUS_A_UUID, uuid, sizeof(uuid));
+	if (node)
+		msg_put_u32(m, CHORUS_A_NODE_ID, node);
+	return off;
+}
+
+/*
+ * A diskless access point has no metadata: its size, uuid and node id come
+ * with the request, and what makes no sense for one is refused by name.
+ * The one made at last reports DISKLESS and no backing device, fails I/O
+ * (it has no owner to forward to), refuses the owner's role and a diskless
+ * peer, and is destroyed like any volume.
+ */
+TEST_F_TIMEOUT(netlink, diskless_errors_then_create, 300)
+{
+	struct chorus_vol v[1];
+	struct genl_msg m;
+	struct genl_err e;
+	size_t off;
+	int n = 0;
+
+	diskless_msg(&m, self, 0, true, 3);
+	bad(&m, "diskless without SIZE_BYTES", EINVAL_, EINVAL_, "size",
+	    CHORUS_A_SIZE_BYTES, NO_OFFS);
+	diskless_msg(&m, self, 16 * MiB, false, 3);
+	bad(&m, "diskless without UUID", EINVAL_, EINVAL_, "uuid", CHORUS_A_UUID, NO_OFFS);
+	diskless_msg(&m, self, 16 * MiB, true, 0);
+	bad(&m, "diskless without NODE_ID", EINVAL_, EINVAL_, "node", CHORUS_A_NODE_ID,
+	    NO_OFFS);
+	off = diskless_msg(&m, self, 16 * MiB + 512, true, 3);
+	msg_put_u32(&m, CHORUS_A_BLOCK_SIZE, 4096);
+	bad(&m, "diskless size not a multiple of bs", EINVAL_, EINVAL_, "multiple", 0,
+	    (long)off);
+	diskless_msg(&m, self, 16 * MiB, true, 3);
+	off = msg_put_str(&m, CHORUS_A_BACKING_PATH, "/dev/vdb");
+	bad(&m, "diskless with BACKING_PATH", EINVAL_, EINVAL_, "backing", 0, (long)off);
+	create_msg(&m, self);
+	msg_put_str(&m, CHORUS_A_VOLUME_NAME, "ep");
+	msg_put_str(&m, CHORUS_A_BACKING_PATH, "/dev/vdb");
+	off = msg_put_u64(&m, CHORUS_A_EPOCH, 7);
+	bad(&m, "EPOCH for a volume with a disk", EINVAL_, EINVAL_, "diskless", 0, (long)off);
+
+	diskless_msg(&m, self, 16 * MiB, true, 3);
+	msg_put_u64(&m, CHORUS_A_EPOCH, 7);
+	ASSERT_EQ(0, genl_xfer(&self->env.nl, &m, &e, v, 1, &n)) TH_LOG("%s", NLERR(&e));
+	self->expected_volumes = 2;
+	EXPECT_TRUE(v[0].has[CHORUS_A_DISKLESS]);
+	EXPECT_FALSE(v[0].has[CHORUS_A_BACKING_PATH]);
+	EXPECT_EQ(16 * MiB, v[0].size);
+	EXPECT_EQ(512, v[0].block_size);
+	ASSERT_TRUE(wait_path("/dev/chorus1", true, 5000));
+	EXPECT_NE(0, run("dd if=/dev/chorus1 of=/dev/null bs=4k count=1 iflag=direct "
+			 "status=none 2>/dev/null")) TH_LOG("a read with no owner succeeded");
+
+	msg_init(&m, self->env.nl.family, CHORUS_CMD_SET_ROLE, 0);
+	msg_put_str(&m, CHORUS_A_VOLUME_NAME, "dl");
+	msg_put_u32(&m, CHORUS_A_ROLE, CHORUS_ROLE_OWNER);
+	msg_put_u64(&m, CHORUS_A_EPOCH, 9);
+	bad(&m, "diskless made the owner", EINVAL_, EINVAL_, "diskless", 0, NO_OFFS);
+	msg_init(&m, self->env.nl.family, CHORUS_CMD_PEER_ADD, 0);
+	msg_put_str(&m, CHORUS_A_VOLUME_NAME, "dl");
+	msg_put_u32(&m, CHORUS_A_NODE_ID, 4);
+	msg_put_str(&m, CHORUS_A_ADDRESS, "10.99.0.4");
+	msg_put(&m, CHORUS_A_DISKLESS, NULL, 0);
+	bad(&m, "diskless peer of a diskless volume", EINVAL_, EINVAL_, "diskless", 0, NO_OFFS);
+
+	destroy_ok(&self->env, "dl");
+	self->expected_volumes = 1;
+	base_unchanged("the diskless volume destroyed");
+}
+
 struct unpriv_result {
 	int setup_err;
 	int create_err;

@@ -78,6 +78,9 @@ public:
                        "What a peer new to the volume needs: full (default) or none (only if "
                        "both replicas were formatted together and never written apart)")
             ->check(CLI::IsMember({"full", "none"}));
+        cmd.add_flag("--diskless", diskless_,
+                     "The peer is a diskless access point: it has no replica, is never in the "
+                     "write set and only forwards to the owner");
     }
 
     // The address is left out: the peer is known by its node id.
@@ -103,6 +106,7 @@ private:
         if (!initial_sync_.empty())
             req.initial_sync =
                 initial_sync_ == "none" ? CHORUS_INITIAL_SYNC_NONE : CHORUS_INITIAL_SYNC_FULL;
+        req.diskless = diskless_;
         return req;
     }
 
@@ -115,6 +119,8 @@ private:
                     (*req.nr_conns == 1 ? " connection" : " connections");
         if (req.initial_sync)
             line += ", initial sync " + InitialSyncName(*req.initial_sync);
+        if (req.diskless)
+            line += ", diskless";
         return line;
     }
 
@@ -124,6 +130,7 @@ private:
     std::string transport_ = "tcp";
     std::string conns_;
     std::string initial_sync_;
+    bool diskless_ = false;
 };
 
 // A request about one peer of a volume that the kernel answers with nothing

@@ -23,12 +23,24 @@ class VolumeCreate : public Command {
 public:
     void AddOptions(CLI::App& cmd) override {
         AddVolumeName(cmd, name_, "Volume name: 1..63 of [A-Za-z0-9._-], not starting '.'");
-        AddBacking(cmd, backing_, "Absolute path of the backing block device");
+        auto* backing = cmd.add_option("--backing", backing_,
+                                       "Absolute path of the backing block device")
+                            ->check(Check(CheckBackingPath, "PATH"));
+        auto* diskless =
+            cmd.add_flag("--diskless", diskless_,
+                         "No local replica: a diskless access point that forwards every request "
+                         "to the owner; needs --size, --uuid and --node-id")
+                ->excludes(backing);
+        backing->excludes(diskless);
         shape_.AddTo(cmd);
         cmd.add_option("--node-id", node_id_,
                        "This node's id in the volume, 1..32: recorded in the metadata, or "
                        "checked against the one recorded")
             ->check(Check(CheckNodeIdArg, "N"));
+        cmd.add_option("--epoch", epoch_,
+                       "With --diskless: the highest epoch accepted so far (an owner below it "
+                       "is refused); default 0")
+            ->check(Check(CheckU64Arg, "E"));
     }
 
     std::string Subject() const override { return name_; }
@@ -36,9 +48,13 @@ public:
     int Run(const GlobalOptions& global) override {
         // Validate everything before talking to the kernel.
         VolumeShape shape = shape_.Parse();
+        CheckDiskless(shape);
         VolumeCreateRequest req;
         req.name = name_;
         req.backing_path = backing_;
+        req.diskless = diskless_;
+        if (!epoch_.empty())
+            req.epoch = ParseDecimal(epoch_, UINT64_MAX);
         req.size_bytes = shape.size;
         req.block_size = shape.block_size;
         req.uuid = shape.uuid;
@@ -61,6 +77,21 @@ public:
     }
 
 private:
+    // A diskless access point has no metadata to say what it is.
+    void CheckDiskless(const VolumeShape& shape) const {
+        if (!diskless_) {
+            if (backing_.empty())
+                throw UsageError("give --backing DEVICE, or --diskless for an access point "
+                                 "without a replica");
+            if (!epoch_.empty())
+                throw UsageError("--epoch: only a diskless volume is given its epoch");
+            return;
+        }
+        if (!shape.size || !shape.uuid || node_id_.empty())
+            throw UsageError("--diskless needs --size, --uuid and --node-id: the volume's, as on "
+                             "its replicas");
+    }
+
     static std::string CreatedLine(const VolumeInfo& v) {
         std::string line = "created volume " + v.name + ": " + DevicePath(v) + ", " +
                            FormatSize(v.size_bytes) + ", block size " +
@@ -76,8 +107,10 @@ private:
 
     std::string name_;
     std::string backing_;
+    bool diskless_ = false;
     ShapeOptions shape_;
     std::string node_id_;
+    std::string epoch_;
 };
 
 class VolumeDestroy : public Command {

@@ -37,6 +37,11 @@ std::string FormatPercent(uint64_t done, uint64_t total) {
 
 namespace {
 
+// Where a volume's local replica is: its backing device, or none.
+std::string BackingText(const VolumeInfo& v) {
+    return v.diskless ? "none (diskless access point)" : v.backing_path;
+}
+
 // Adds key: value to j if the kernel sent the value.
 template <typename T>
 void Put(nlohmann::json& j, const char* key, const std::optional<T>& value) {
@@ -199,6 +204,7 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
         {"state", VolumeStateName(v.state)},
         {"open_count", v.open_count},
         {"backing", v.backing_path},
+        {"diskless", v.diskless},
     };
     Put(j, "node_id", v.node_id);
     Put(j, "held_io", v.held_io);
@@ -247,7 +253,7 @@ void PrintVolumeTable(std::ostream& out, const std::vector<VolumeInfo>& volumes)
         for (const auto& p : v.peers)
             peers += (peers.empty() ? "" : ",") + PeerSummary(p);
         rows.push_back({v.name, DevicePath(v), FormatSize(v.size_bytes),
-                        std::to_string(v.block_size), VolumeStateName(v.state), v.backing_path,
+                        std::to_string(v.block_size), VolumeStateName(v.state), BackingText(v),
                         v.node_id.value_or(0) != 0 ? std::to_string(*v.node_id) : "-",
                         v.role ? RoleName(*v.role) : "-", v.epoch ? std::to_string(*v.epoch) : "-",
                         peers.empty() ? "-" : peers});
@@ -286,7 +292,7 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
     line("open count", std::to_string(v.open_count));
     if (v.held_io && *v.held_io > 0)
         line("held I/O", std::to_string(*v.held_io) + " requests (lease deadline passed)");
-    line("backing", v.backing_path);
+    line("backing", BackingText(v));
     if (v.node_id)  // 0: attached without one
         line("node id", *v.node_id != 0 ? std::to_string(*v.node_id) : "none");
     if (v.role)

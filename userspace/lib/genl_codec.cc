@@ -50,6 +50,7 @@ constexpr std::array<const char*, CHORUS_A_MAX + 1> kAttrNames = {
     "CHORUS_A_LEASE_STATE",
     "CHORUS_A_LEASE_EXPIRIES",
     "CHORUS_A_HELD_IO",
+    "CHORUS_A_DISKLESS",
 };
 
 constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
@@ -378,8 +379,8 @@ std::string ConnStateName(uint32_t state) {
 }
 
 std::string ReplStateName(uint32_t state) {
-    static constexpr std::array<const char*, __CHORUS_REPL_MAX> kNames = {"unspec", "up-to-date",
-                                                                          "out-of-date", "syncing"};
+    static constexpr std::array<const char*, __CHORUS_REPL_MAX> kNames = {
+        "unspec", "up-to-date", "out-of-date", "syncing", "diskless"};
     return EnumName(kNames, state);
 }
 
@@ -412,7 +413,12 @@ std::string CommandName(int cmd) {
 NlMsgPtr BuildVolumeCreate(int family, const VolumeCreateRequest& req) {
     NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_VOLUME_CREATE, 0);
     PutString(msg.get(), CHORUS_A_VOLUME_NAME, req.name);
-    PutString(msg.get(), CHORUS_A_BACKING_PATH, req.backing_path);
+    if (req.diskless)
+        Check(nla_put_flag(msg.get(), CHORUS_A_DISKLESS), CHORUS_A_DISKLESS);
+    else
+        PutString(msg.get(), CHORUS_A_BACKING_PATH, req.backing_path);
+    if (req.epoch)
+        Check(nla_put_u64(msg.get(), CHORUS_A_EPOCH, *req.epoch), CHORUS_A_EPOCH);
     if (req.size_bytes)
         Check(nla_put_u64(msg.get(), CHORUS_A_SIZE_BYTES, *req.size_bytes), CHORUS_A_SIZE_BYTES);
     if (req.block_size)
@@ -462,6 +468,8 @@ NlMsgPtr BuildPeerAdd(int family, const PeerAddRequest& req) {
         PutU32(msg.get(), CHORUS_A_NR_CONNS, *req.nr_conns);
     if (req.initial_sync)
         PutU32(msg.get(), CHORUS_A_INITIAL_SYNC, *req.initial_sync);
+    if (req.diskless)
+        Check(nla_put_flag(msg.get(), CHORUS_A_DISKLESS), CHORUS_A_DISKLESS);
     return msg;
 }
 
@@ -532,8 +540,8 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
     // Everything a volume always has; open count and stats are optional so
     // that events about a volume being torn down need not carry them.
     static constexpr int kRequired[] = {
-        CHORUS_A_VOLUME_NAME, CHORUS_A_BACKING_PATH, CHORUS_A_SIZE_BYTES, CHORUS_A_BLOCK_SIZE,
-        CHORUS_A_UUID,        CHORUS_A_MINOR,        CHORUS_A_DISK_NAME,  CHORUS_A_STATE,
+        CHORUS_A_VOLUME_NAME, CHORUS_A_SIZE_BYTES, CHORUS_A_BLOCK_SIZE,
+        CHORUS_A_UUID,        CHORUS_A_MINOR,      CHORUS_A_DISK_NAME,  CHORUS_A_STATE,
     };
     for (int type : kRequired)
         if (!a[type])
@@ -544,8 +552,13 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
     VolumeInfo v;
     v.name =
         GetString(a[CHORUS_A_VOLUME_NAME], AttrName(CHORUS_A_VOLUME_NAME), CHORUS_VOLUME_NAME_MAX);
-    v.backing_path = GetString(a[CHORUS_A_BACKING_PATH], AttrName(CHORUS_A_BACKING_PATH),
-                               CHORUS_BACKING_PATH_MAX);
+    // A diskless access point has no backing device; every other volume has one.
+    v.diskless = a[CHORUS_A_DISKLESS].has_value();
+    if (!v.diskless && !a[CHORUS_A_BACKING_PATH])
+        throw Error("missing " + AttrName(CHORUS_A_BACKING_PATH) + " in the volume message");
+    if (!v.diskless)
+        v.backing_path = GetString(a[CHORUS_A_BACKING_PATH], AttrName(CHORUS_A_BACKING_PATH),
+                                   CHORUS_BACKING_PATH_MAX);
     v.size_bytes = GetScalar<uint64_t>(a[CHORUS_A_SIZE_BYTES], AttrName(CHORUS_A_SIZE_BYTES));
     v.block_size = GetScalar<uint32_t>(a[CHORUS_A_BLOCK_SIZE], AttrName(CHORUS_A_BLOCK_SIZE));
     v.uuid = GetScalar<Uuid>(a[CHORUS_A_UUID], AttrName(CHORUS_A_UUID));

@@ -92,7 +92,8 @@ struct PeerInfo {
 // EVENT notification.
 struct VolumeInfo {
     std::string name;
-    std::string backing_path;
+    std::string backing_path;  // empty when diskless
+    bool diskless = false;     // an access point without a local replica
     uint64_t size_bytes = 0;
     uint32_t block_size = 0;
     Uuid uuid{};
@@ -128,6 +129,10 @@ struct VolumeCreateRequest {
     std::optional<uint32_t> block_size;  // default: the backing device's block size
     std::optional<Uuid> uuid;            // default: random, chosen by the kernel
     std::optional<uint32_t> node_id;     // default: the one in the metadata
+    // A diskless access point: no backing_path; size, uuid and node_id
+    // required; epoch is the highest the node accepted so far.
+    bool diskless = false;
+    std::optional<uint64_t> epoch;
 };
 
 // CHORUS_CMD_LISTEN.
@@ -145,6 +150,7 @@ struct PeerAddRequest {
     uint32_t transport = CHORUS_TRANSPORT_TCP;  // enum chorus_transport
     std::optional<uint32_t> nr_conns;           // default: the kernel's (2)
     std::optional<uint32_t> initial_sync;       // enum chorus_initial_sync; default: full
+    bool diskless = false;  // the peer is a diskless access point
 };
 
 // CHORUS_CMD_SET_ROLE.

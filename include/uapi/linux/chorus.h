@@ -40,6 +40,13 @@
  *	records this node's id in it (or must match the one recorded).
  *	A volume whose metadata names peers attaches as replica; one that
  *	never had any, as owner at the highest epoch it accepted.
+ *	With %CHORUS_A_DISKLESS instead of %CHORUS_A_BACKING_PATH, creates a
+ *	diskless access point: a block device with no local replica, whose
+ *	every request goes to the owner. It needs %CHORUS_A_SIZE_BYTES,
+ *	%CHORUS_A_UUID and %CHORUS_A_NODE_ID (%CHORUS_A_BLOCK_SIZE defaults to
+ *	512); %CHORUS_A_EPOCH, if given, is the highest epoch it accepts an
+ *	owner below, since it has no metadata to remember one. It is never
+ *	the owner.
  *	Replies with the volume as %CHORUS_CMD_VOLUME_GET does.
  *	Needs CAP_NET_ADMIN.
  * @CHORUS_CMD_VOLUME_DESTROY: destroy the volume named by
@@ -58,7 +65,9 @@
  * @CHORUS_CMD_PEER_ADD: declare peer %CHORUS_A_NODE_ID of volume
  *	%CHORUS_A_VOLUME_NAME at %CHORUS_A_ADDRESS, %CHORUS_A_PORT, with
  *	%CHORUS_A_TRANSPORT and %CHORUS_A_NR_CONNS connections;
- *	%CHORUS_A_INITIAL_SYNC says what a peer new to this volume needs.
+ *	%CHORUS_A_INITIAL_SYNC says what a peer new to this volume needs;
+ *	%CHORUS_A_DISKLESS declares a peer that is a diskless access point:
+ *	it takes no metadata slot and is never in the write set.
  * @CHORUS_CMD_PEER_DEL: forget a peer; refused while it holds I/O.
  * @CHORUS_CMD_PEER_CONNECT: start connecting to a peer (the node with the
  *	lower id dials, the other accepts), retrying with back-off.
@@ -158,6 +167,8 @@ enum chorus_cmd {
  * @CHORUS_A_LEASE_STATE: u32, &enum chorus_lease_state
  * @CHORUS_A_LEASE_EXPIRIES: u64, deadlines that passed since the module
  *	was loaded
+ * @CHORUS_A_DISKLESS: flag: VOLUME_CREATE, a diskless access point (also
+ *	in the volume's attributes); PEER_ADD, a peer that is one
  * @CHORUS_A_HELD_IO: u32, requests of the volume held because the lease
  *	deadline passed
  * @__CHORUS_A_MAX: internal
@@ -198,6 +209,7 @@ enum chorus_attr {
 	CHORUS_A_LEASE_STATE,
 	CHORUS_A_LEASE_EXPIRIES,
 	CHORUS_A_HELD_IO,
+	CHORUS_A_DISKLESS,
 
 	__CHORUS_A_MAX,
 	CHORUS_A_MAX = __CHORUS_A_MAX - 1
@@ -463,6 +475,8 @@ enum chorus_conn_state {
  * @CHORUS_REPL_UP_TO_DATE: in the write set and identical
  * @CHORUS_REPL_OUT_OF_DATE: out of the write set; its bitmap grows
  * @CHORUS_REPL_SYNCING: back in the write set, its bitmap being copied
+ * @CHORUS_REPL_DISKLESS: a diskless access point: no replica, never in the
+ *	write set
  * @__CHORUS_REPL_MAX: internal
  */
 enum chorus_repl_state {
@@ -470,6 +484,7 @@ enum chorus_repl_state {
 	CHORUS_REPL_UP_TO_DATE,
 	CHORUS_REPL_OUT_OF_DATE,
 	CHORUS_REPL_SYNCING,
+	CHORUS_REPL_DISKLESS,
 
 	__CHORUS_REPL_MAX,
 };
