@@ -23,15 +23,11 @@ class VolumeCreate : public Command {
 public:
     void AddOptions(CLI::App& cmd) override {
         AddVolumeName(cmd, name_, "Volume name: 1..63 of [A-Za-z0-9._-], not starting '.'");
-        auto* backing = cmd.add_option("--backing", backing_,
-                                       "Absolute path of the backing block device")
-                            ->check(Check(CheckBackingPath, "PATH"));
-        auto* diskless =
-            cmd.add_flag("--diskless", diskless_,
-                         "No local replica: a diskless access point that forwards every request "
-                         "to the owner; needs --size, --uuid and --node-id")
-                ->excludes(backing);
-        backing->excludes(diskless);
+        cmd.add_option("--backing", backing_, "Absolute path of the backing block device")
+            ->check(Check(CheckBackingPath, "PATH"));
+        cmd.add_flag("--diskless", diskless_,
+                     "Instead of --backing: no local replica, a diskless access point that "
+                     "forwards every request to the owner; needs --size, --uuid and --node-id");
         shape_.AddTo(cmd);
         cmd.add_option("--node-id", node_id_,
                        "This node's id in the volume, 1..32: recorded in the metadata, or "
@@ -81,15 +77,21 @@ private:
     void CheckDiskless(const VolumeShape& shape) const {
         if (!diskless_) {
             if (backing_.empty())
-                throw UsageError("give --backing DEVICE, or --diskless for an access point "
-                                 "without a replica");
+                throw UsageError(
+                    "give --backing DEVICE, or --diskless for an access point "
+                    "without a replica");
             if (!epoch_.empty())
                 throw UsageError("--epoch: only a diskless volume is given its epoch");
             return;
         }
+        if (!backing_.empty())
+            throw UsageError(
+                "--backing and --diskless exclude each other: a diskless access "
+                "point has no backing device");
         if (!shape.size || !shape.uuid || node_id_.empty())
-            throw UsageError("--diskless needs --size, --uuid and --node-id: the volume's, as on "
-                             "its replicas");
+            throw UsageError(
+                "--diskless needs --size, --uuid and --node-id: the volume's, as on "
+                "its replicas");
     }
 
     static std::string CreatedLine(const VolumeInfo& v) {

@@ -58,7 +58,8 @@ constexpr GroupSpec kGroups[] = {
 // In the order --help lists them; a group is listed where its first command
 // is.
 constexpr CommandSpec kCommands[] = {
-    {"volume create", "Create a volume on a backing device", Enoent::kFailed, NewVolumeCreate},
+    {"volume create", "Create a volume on a backing device, or a diskless access point",
+     Enoent::kFailed, NewVolumeCreate},
     {"volume destroy", "Destroy a volume (alias: delete)", Enoent::kNotFound, NewVolumeDestroy,
      "delete"},
     {"volume list", "List volumes", Enoent::kFailed, NewVolumeList},

@@ -540,8 +540,8 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
     // Everything a volume always has; open count and stats are optional so
     // that events about a volume being torn down need not carry them.
     static constexpr int kRequired[] = {
-        CHORUS_A_VOLUME_NAME, CHORUS_A_SIZE_BYTES, CHORUS_A_BLOCK_SIZE,
-        CHORUS_A_UUID,        CHORUS_A_MINOR,      CHORUS_A_DISK_NAME,  CHORUS_A_STATE,
+        CHORUS_A_VOLUME_NAME, CHORUS_A_SIZE_BYTES, CHORUS_A_BLOCK_SIZE, CHORUS_A_UUID,
+        CHORUS_A_MINOR,       CHORUS_A_DISK_NAME,  CHORUS_A_STATE,
     };
     for (int type : kRequired)
         if (!a[type])

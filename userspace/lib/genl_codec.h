@@ -150,7 +150,7 @@ struct PeerAddRequest {
     uint32_t transport = CHORUS_TRANSPORT_TCP;  // enum chorus_transport
     std::optional<uint32_t> nr_conns;           // default: the kernel's (2)
     std::optional<uint32_t> initial_sync;       // enum chorus_initial_sync; default: full
-    bool diskless = false;  // the peer is a diskless access point
+    bool diskless = false;                      // the peer is a diskless access point
 };
 
 // CHORUS_CMD_SET_ROLE.
