@@ -406,7 +406,7 @@ TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_wri
 	ASSERT_EQ(0, rl_on(2, "echo %u > /sys/module/chorus/parameters/forward_timeout_ms",
 			   scaled(120) * 1000));
 	__start_writer(_metadata, self, 2, VOL, self->acked3, 50, "--first 2048 --blocks 256");
-	host_attach(VOL, "optimized,non-optimized,none", 2, dev);
+	host_attach(VOL, "optimized,non-optimized,non-optimized", 2, dev);
 	EXPECT_TRUE(host_paths_are("optimized,non-optimized,", 30, seen, sizeof(seen)))
 		TH_LOG("the host sees %s", seen);
 	host_writer_start(self->writer, dev, self->acked4, "--first 2304 --blocks 512");
@@ -578,7 +578,7 @@ TEST_F_TIMEOUT(cluster, chorusd_stopped_on_owner_kernel_fences_it, 600)
 	int acked, i, before;
 
 	create_healthy();
-	host_attach(VOL, "optimized,non-optimized,none", 2, dev);
+	host_attach(VOL, "optimized,non-optimized,non-optimized", 2, dev);
 	EXPECT_TRUE(host_paths_are("optimized,non-optimized,", 30, seen, sizeof(seen)))
 		TH_LOG("the host sees %s", seen);
 	host_writer_start(self->writer, dev, self->acked4, "--first 2304 --blocks 512");
@@ -805,16 +805,19 @@ TEST_F_TIMEOUT(cluster, export_strategies_place_the_owners, 420)
 }
 
 /*
- * A volume with a replica on every node, exported through every node's
- * nvmet from one `chorusctl cluster export create`: each node reports the
- * namespace, optimized on the owner (node 2) and non-optimized on the
- * others. The host connects to all three over TCP and sees one subsystem,
- * one multipath device and the same ANA states; fio verify through it; the
- * replicas are identical. A host not on the allow-list cannot connect; bad
- * requests are refused by name. A planned move to node 3 under the host's
- * writes: no error reaches them, node 3's path becomes the optimized one,
- * every acknowledged write reads back. Deleting the export removes it from
- * every node's nvmet.
+ * A 2-replica volume (nodes 2 and 1) exported through every node's nvmet
+ * from one `chorusctl cluster export create`: node 3, without a replica,
+ * serves it as a diskless access point (attached by its chorusd, a
+ * diskless peer of both replicas). Each node reports the namespace,
+ * optimized on the owner (node 2) and non-optimized on the others. The
+ * host connects to all three over TCP and sees one subsystem, one
+ * multipath device and the same ANA states; fio verify through it. A host
+ * not on the allow-list cannot connect; bad requests are refused by name
+ * (a move to node 3, which holds no replica). A planned move to node 1
+ * under the host's writes: no error reaches them, node 1's path becomes
+ * the optimized one, every acknowledged write reads back. Deleting the
+ * export removes it from every node's nvmet and node 3's diskless access
+ * point; the replicas are identical.
  */
 TEST_F_TIMEOUT(cluster, export_through_every_node_host_multipath_fio_verify, 720)
 {
@@ -822,7 +825,8 @@ TEST_F_TIMEOUT(cluster, export_through_every_node_host_multipath_fio_verify, 720
 	double t;
 	int vm;
 
-	ASSERT_EQ(0, run("%s cluster volume create " XVOL " --size " SIZE " --nodes 2,1,3 "
+	/* Two replicas: node 3 serves the volume as a diskless access point. */
+	ASSERT_EQ(0, run("%s cluster volume create " XVOL " --size " SIZE " --nodes 2,1 "
 			 "--transport %s >/dev/null", self->ctl, transport()));
 	EXPECT_EQ(4, run_out(out, sizeof(out), "%s cluster export create " XNQN " --volume nosuch "
 			     "2>&1", self->ctl));
@@ -837,21 +841,30 @@ TEST_F_TIMEOUT(cluster, export_through_every_node_host_multipath_fio_verify, 720
 		TH_LOG("a host not on the allow-list connected");
 	EXPECT_TRUE(host_paths_are("non-optimized,optimized,non-optimized", 30, out,
 				   sizeof(out))) TH_LOG("the host sees %s", out);
+	EXPECT_EQ(0, run("%s --json cluster volume status " XVOL " | jq -e "
+			 "'.diskless_access_points[0].node_id == 3' >/dev/null", self->ctl));
+	EXPECT_EQ(0, rl_on(3, "%s --json volume status " XVOL " | jq -e '.diskless and "
+			   "([.peers[].repl_state] | sort == [\"up-to-date\", \"up-to-date\"])' "
+			   ">/dev/null", rl_ctl())) TH_LOG("node 3 is no diskless access point");
+	EXPECT_EQ(0, rl_on(2, "%s --json volume status " XVOL " | jq -e '.peers[] | "
+			   "select(.node_id == 3) | .repl_state == \"diskless\" and "
+			   ".conn_state == \"connected\"' >/dev/null", rl_ctl()))
+		TH_LOG("the owner does not have node 3 as a connected diskless peer");
 	EXPECT_EQ(0, rl_on(HOST, "fio --name=t --filename=/dev/%s --direct=1 --ioengine=libaio "
 			   "--rw=randwrite --bs=4k --iodepth=8 --size=8M --verify=crc32c "
 			   "--output-format=terse >/dev/null", dev)) TH_LOG("fio verify through the host failed");
 
-	/* A planned move under the host's writes: no error, node 3's path optimized. */
-	EXPECT_NE(0, run_out(out, sizeof(out), "%s cluster volume move " XVOL " --to 9 2>&1",
+	/* A planned move under the host's writes: no error, node 1's path optimized. */
+	EXPECT_NE(0, run_out(out, sizeof(out), "%s cluster volume move " XVOL " --to 3 2>&1",
 			     self->ctl));
-	EXPECT_NE(NULL, strstr(out, "node 9 holds no replica")) TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "node 3 holds no replica")) TH_LOG("%s", out);
 	EXPECT_EQ(4, run("%s cluster volume move nosuch --to 3 >/dev/null 2>&1", self->ctl));
 	host_writer_start(self->writer, dev, self->acked4, "--first 2048 --blocks 1024");
 	t = host_time();
-	EXPECT_EQ(0, run_out(out, sizeof(out), "%s cluster volume move " XVOL " --to 3 2>&1",
+	EXPECT_EQ(0, run_out(out, sizeof(out), "%s cluster volume move " XVOL " --to 1 2>&1",
 			     self->ctl)) TH_LOG("%s", out);
 	TH_LOG("%s", out);
-	EXPECT_TRUE(host_paths_are("non-optimized,non-optimized,optimized", 30, out,
+	EXPECT_TRUE(host_paths_are("optimized,non-optimized,non-optimized", 30, out,
 				   sizeof(out))) TH_LOG("after the move the host sees %s", out);
 	EXPECT_TRUE(writer_goes_on(self->acked4, 5)) TH_LOG("the host's writer stalled");
 	EXPECT_EQ(0, rl_on(HOST, "pgrep -f 'ack_writer[.]py' >/dev/null"))
@@ -868,12 +881,13 @@ TEST_F_TIMEOUT(cluster, export_through_every_node_host_multipath_fio_verify, 720
 		EXPECT_EQ(0, rl_on(vm, "for i in $(seq 60); do test -e /sys/kernel/config/nvmet/"
 				   "subsystems/" XNQN " || exit 0; sleep 0.5; done; exit 1"))
 			TH_LOG("node %d still exports " XNQN, vm);
+	EXPECT_EQ(0, rl_on(3, "for i in $(seq 60); do test -e /dev/chorus/" XVOL " || exit 0; "
+			   "sleep 0.5; done; exit 1"))
+		TH_LOG("node 3 kept its diskless access point of the unexported volume");
 
-	/* What the host wrote is on every replica. */
+	/* What the host wrote is on both replicas. */
 	EXPECT_TRUE(cl_wait(self, XVOL, ".health", "healthy", 120));
-	ASSERT_EQ(0, backing_md5(2, XVOL, a, sizeof(a)));
-	for (vm = 1; vm <= 3; vm += 2) {
-		ASSERT_EQ(0, backing_md5(vm, XVOL, b, sizeof(b)));
-		EXPECT_STREQ(a, b) TH_LOG("node %d's replica differs from the owner's", vm);
-	}
+	ASSERT_EQ(0, backing_md5(1, XVOL, a, sizeof(a)));
+	ASSERT_EQ(0, backing_md5(2, XVOL, b, sizeof(b)));
+	EXPECT_STREQ(a, b) TH_LOG("node 2's replica differs from the owner's");
 }

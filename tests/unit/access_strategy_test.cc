@@ -125,5 +125,26 @@ TEST(AccessStrategy, NoneAndVolumesNoNodeCanOwnAreLeftAlone) {
     EXPECT_EQ(StrategyProblem("spread"), "strategy 'spread' is not balance, inherit or none");
 }
 
+// Diskless access points: an exported 2-replica volume gets the lowest live
+// node without a replica, so that three nodes serve it; none for a volume
+// with three replicas, one in no export, or when no such node is live.
+TEST(AccessStrategy, DisklessNodesMakeThreeAccessPoints) {
+    ClusterView v = View("none", [](const std::string&) { return 1u; }, {1, 2, 3, 4});
+    v.volumes["s1v1"].spec.value.nodes = {2, 4};
+    EXPECT_EQ(DisklessNodes(v, "s1v1"), (std::vector<uint32_t>{1}));
+    v.volumes["s1v1"].spec.value.nodes = {2};
+    EXPECT_EQ(DisklessNodes(v, "s1v1"), (std::vector<uint32_t>{1, 3}));
+    EXPECT_TRUE(DisklessNodes(v, "s1v2").empty());  // three replicas
+    EXPECT_TRUE(DisklessNodes(v, "nosuch").empty());
+    VolumeState lone = v.volumes["s1v1"];
+    lone.spec.value.name = "lone";
+    v.volumes["lone"] = lone;  // in no export
+    EXPECT_TRUE(DisklessNodes(v, "lone").empty());
+    v.nodes.erase(1);
+    v.nodes.erase(3);
+    v.volumes["s1v1"].spec.value.nodes = {2, 4};
+    EXPECT_TRUE(DisklessNodes(v, "s1v1").empty());  // no live node without a replica
+}
+
 }  // namespace
 }  // namespace chorus

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "chorusctl/output.h"
+#include "lib/access_strategy.h"
 #include "lib/size.h"
 #include "lib/uuid.h"
 
@@ -82,6 +83,17 @@ Json ReplicaToJson(const ClusterView& view, const VolumeState& v, uint32_t id) {
             r["sync_percent"] = FormatPercent(done, total);
     }
     return r;
+}
+
+// A diskless access point of v: where it is attached, and whether the
+// owner has a session with it.
+Json DisklessToJson(const ClusterView& view, const VolumeState& v, uint32_t id) {
+    Json d{{"node_id", id}};
+    if (const Json* rep = Reported(view, id, v.spec.value.name))
+        d["device"] = rep->value("device", "");
+    if (const Json* p = OwnerSees(view, v, id))
+        d["conn_state"] = p->value("conn_state", "");
+    return d;
 }
 
 }  // namespace
@@ -165,6 +177,10 @@ Json ClusterVolumeToJson(const ClusterView& view, const VolumeState& v) {
     for (uint32_t id : s.nodes)
         replicas.push_back(ReplicaToJson(view, v, id));
     j["replica_states"] = replicas;
+    Json diskless = Json::array();
+    for (uint32_t id : DisklessNodes(view, s.name))
+        diskless.push_back(DisklessToJson(view, v, id));
+    j["diskless_access_points"] = diskless;
     return j;
 }
 
@@ -200,6 +216,11 @@ void PrintClusterVolumeStatus(std::ostream& out, const ClusterView& view, const 
             if (k != "node_id")
                 out << "  " << k << ": " << (val.is_string() ? val.get<std::string>() : val.dump())
                     << '\n';
+    }
+    for (uint32_t id : DisklessNodes(view, s.name)) {
+        Json d = DisklessToJson(view, v, id);
+        out << "diskless access point on node " << id << ": " << d.value("device", "not attached")
+            << ", " << d.value("conn_state", "no session with the owner") << '\n';
     }
 }
 

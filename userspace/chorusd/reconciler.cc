@@ -4,6 +4,7 @@
 
 #include <linux/chorus.h>
 
+#include "chorusd/diskless_tender.h"
 #include "chorusd/volume_tender.h"
 #include "lib/replica_disk.h"
 
@@ -20,6 +21,12 @@ constexpr auto kPoolPeriod = std::chrono::seconds(30);
 
 bool Holds(const VolumeSpec& spec, uint32_t node_id) {
     return std::find(spec.nodes.begin(), spec.nodes.end(), node_id) != spec.nodes.end();
+}
+
+// This node serves the volume named name as a diskless access point.
+bool ServesDiskless(const ClusterView& view, const std::string& name, uint32_t node_id) {
+    std::vector<uint32_t> ids = DisklessNodes(view, name);
+    return std::find(ids.begin(), ids.end(), node_id) != ids.end();
 }
 
 nlohmann::json PeerStatus(const PeerInfo& p) {
@@ -176,12 +183,17 @@ void Reconciler::TendAll(const SessionSnapshot& session, const ClusterView& view
     ctx.access = &access;
     ctx.log = [this](Severity s, const std::string& m) { log_.Log(s, m); };
     for (const auto& [name, vol] : view.volumes) {
-        if (!Holds(vol.spec.value, cfg_.node_id))
+        const bool holds = Holds(vol.spec.value, cfg_.node_id);
+        if (!holds && !ServesDiskless(view, name, cfg_.node_id))
             continue;
         auto it = attached.find(name);
         bool had = it != attached.end();
         try {
-            TendVolume(ctx, vol, had ? std::optional(it->second) : std::nullopt);
+            std::optional<VolumeInfo> kv = had ? std::optional(it->second) : std::nullopt;
+            if (holds)
+                TendVolume(ctx, vol, kv);
+            else
+                TendDiskless(ctx, vol, kv);
             problems_.Clear("volume " + name);
         } catch (const Error& e) {
             // A compare that failed because another node moved first is
@@ -191,7 +203,7 @@ void Reconciler::TendAll(const SessionSnapshot& session, const ClusterView& view
             else
                 problems_.Report("volume " + name, e.what());
         }
-        if (!had)
+        if (!had && holds)
             RefreshPool(true);
     }
 }
@@ -199,11 +211,17 @@ void Reconciler::TendAll(const SessionSnapshot& session, const ClusterView& view
 // A volume whose spec is gone (deleted), or no longer names this node, is
 // detached and its replica removed: only if the kernel has it on this
 // node's pool under chorusd's name, never one attached by hand, never
-// while it is open, never while its spec is only unreadable.
+// while it is open, never while its spec is only unreadable. A diskless
+// access point this node no longer serves is detached once closed.
 void Reconciler::RemoveDeleted(const ClusterView& view, const std::vector<VolumeInfo>& attached) {
+    for (const VolumeInfo& kv : attached)
+        if (kv.diskless)
+            RemoveDiskless(view, kv);
     if (!pool_)
         return;
     for (const VolumeInfo& kv : attached) {
+        if (kv.diskless)
+            continue;
         auto it = view.volumes.find(kv.name);
         if (it != view.volumes.end() && Holds(it->second.spec.value, cfg_.node_id))
             continue;
@@ -228,6 +246,33 @@ void Reconciler::RemoveDeleted(const ClusterView& view, const std::vector<Volume
         } catch (const Error& e) {
             problems_.Report(subject, std::string("removing it: ") + e.what());
         }
+    }
+}
+
+void Reconciler::RemoveDiskless(const ClusterView& view, const VolumeInfo& kv) {
+    if (ServesDiskless(view, kv.name, cfg_.node_id) ||
+        std::find(view.damaged.begin(), view.damaged.end(), kv.name) != view.damaged.end())
+        return;
+    auto it = view.volumes.find(kv.name);
+    if (it != view.volumes.end() && Holds(it->second.spec.value, cfg_.node_id))
+        return;  // TendVolume reports it: a replica belongs here, not this
+    const std::string subject = "volume " + kv.name;
+    if (kv.open_count > 0) {
+        problems_.Report(subject, "no longer served here but open (" +
+                                      std::to_string(kv.open_count) +
+                                      " openers): the diskless access point is detached once "
+                                      "closed");
+        return;
+    }
+    try {
+        kernel_->Destroy(kv.name);
+        log_.Info(
+            subject + ": diskless access point detached (" +
+            (it == view.volumes.end() ? "deleted from the cluster" : "no longer exported here") +
+            ")");
+        problems_.Clear(subject);
+    } catch (const Error& e) {
+        problems_.Report(subject, std::string("detaching it: ") + e.what());
     }
 }
 

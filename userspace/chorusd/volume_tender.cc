@@ -58,35 +58,11 @@ VolumeInfo Attach(const TendContext& ctx, const VolumeSpec& spec) {
 }
 
 // Declares and dials every other node of the spec that the kernel does not
-// know yet, once its chorusd is a member (the address comes from its node
-// record). A node that never joined has nothing of the volume: the owner
-// syncs all of it to that node when it comes.
+// know yet, and the volume's diskless access points (never members of the
+// write set), once its chorusd is a member.
 void EnsurePeers(const TendContext& ctx, const VolumeSpec& spec, const VolumeInfo& kv) {
-    for (uint32_t id : spec.nodes) {
-        if (id == ctx.node_id)
-            continue;
-        const PeerInfo* p = FindPeer(kv, id);
-        if (p != nullptr) {
-            if (p->conn_state == CHORUS_CONN_DISCONNECTED)
-                ctx.kernel->PeerConnect(spec.name, id);
-            continue;
-        }
-        auto rec = ctx.view->nodes.find(id);
-        if (rec == ctx.view->nodes.end() || rec->second.address.empty())
-            continue;  // not a member now: declared when it joins
-        PeerAddRequest req;
-        req.volume = spec.name;
-        req.node_id = id;
-        req.address = rec->second.address;
-        req.port = rec->second.port;
-        req.transport = ParseTransport(spec.transport);
-        req.initial_sync = CHORUS_INITIAL_SYNC_FULL;
-        ctx.kernel->PeerAdd(req);
-        ctx.kernel->PeerConnect(spec.name, id);
-        Log(ctx, Severity::kInfo, spec.name,
-            "peer " + Id(id) + " at " + req.address + ":" + std::to_string(req.port) + " over " +
-                spec.transport + " declared and dialled");
-    }
+    DeclarePeers(ctx, spec, kv, spec.nodes, false);
+    DeclarePeers(ctx, spec, kv, DisklessNodes(*ctx.view, spec.name), true);
 }
 
 // Before this node serves as owner: every other member of the write set
@@ -275,6 +251,37 @@ void TendAccessPoint(const TendContext& ctx, const VolumeState& vol, const Volum
 }
 
 }  // namespace
+
+void DeclarePeers(const TendContext& ctx, const VolumeSpec& spec, const VolumeInfo& kv,
+                  const std::vector<uint32_t>& ids, bool diskless) {
+    for (uint32_t id : ids) {
+        if (id == ctx.node_id)
+            continue;
+        const PeerInfo* p = FindPeer(kv, id);
+        if (p != nullptr) {
+            if (p->conn_state == CHORUS_CONN_DISCONNECTED)
+                ctx.kernel->PeerConnect(spec.name, id);
+            continue;
+        }
+        auto rec = ctx.view->nodes.find(id);
+        if (rec == ctx.view->nodes.end() || rec->second.address.empty())
+            continue;  // not a member now: declared when it joins
+        PeerAddRequest req;
+        req.volume = spec.name;
+        req.node_id = id;
+        req.address = rec->second.address;
+        req.port = rec->second.port;
+        req.transport = ParseTransport(spec.transport);
+        req.initial_sync = CHORUS_INITIAL_SYNC_FULL;
+        req.diskless = diskless;
+        ctx.kernel->PeerAdd(req);
+        ctx.kernel->PeerConnect(spec.name, id);
+        Log(ctx, Severity::kInfo, spec.name,
+            std::string(diskless ? "diskless access point " : "peer ") + Id(id) + " at " +
+                req.address + ":" + std::to_string(req.port) + " over " + spec.transport +
+                " declared and dialled");
+    }
+}
 
 void TendVolume(const TendContext& ctx, const VolumeState& vol,
                 const std::optional<VolumeInfo>& kernel_vol) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "lib/access_strategy.h"
 #include "lib/cluster_store.h"
@@ -36,6 +37,14 @@ struct TendContext {
     const std::map<std::string, AccessPoint>* access = nullptr;
     LogFn log;
 };
+
+// Declares each of ids that the kernel's volume kv does not know yet as a
+// peer (diskless: a diskless access point) and dials it, once it is a
+// member with an address; dials one declared and disconnected. A node that
+// never joined has nothing of the volume: the owner syncs all of it to that
+// node when it comes. Throws NetlinkError.
+void DeclarePeers(const TendContext& ctx, const VolumeSpec& spec, const VolumeInfo& kv,
+                  const std::vector<uint32_t>& ids, bool diskless);
 
 // Does what volume needs on this node, which holds one of its replicas;
 // kernel_vol is the kernel's volume of that name, if attached. Throws

@@ -145,4 +145,26 @@ std::map<std::string, AccessPoint> AssignAccessPoints(const ClusterView& view) {
     return a.Take();
 }
 
+std::vector<uint32_t> DisklessNodes(const ClusterView& view, const std::string& name) {
+    std::vector<uint32_t> out;
+    auto vol = view.volumes.find(name);
+    if (vol == view.volumes.end())
+        return out;
+    const bool exported = std::any_of(view.exports.begin(), view.exports.end(), [&](const auto& e) {
+        const auto& nss = e.second.value.namespaces;
+        return std::any_of(nss.begin(), nss.end(),
+                           [&](const ExportNamespace& ns) { return ns.volume == name; });
+    });
+    const std::vector<uint32_t>& replicas = vol->second.spec.value.nodes;
+    if (!exported || replicas.size() >= kAccessPointsPerVolume)
+        return out;
+    for (const auto& [id, record] : view.nodes) {  // ordered by id
+        if (out.size() + replicas.size() == kAccessPointsPerVolume)
+            break;
+        if (std::find(replicas.begin(), replicas.end(), id) == replicas.end())
+            out.push_back(id);
+    }
+    return out;
+}
+
 }  // namespace chorus

@@ -43,6 +43,16 @@ struct AccessPoint {
 // decides (not exported, "none", no node can own it) are absent.
 std::map<std::string, AccessPoint> AssignAccessPoints(const ClusterView& view);
 
+// How many nodes serve an exported volume: one path optimized, two not
+// (DESIGN.md, "NVMe-oF export").
+constexpr size_t kAccessPointsPerVolume = 3;
+
+// The nodes that serve the volume named name as diskless access points: if
+// it is in an export, the live members without a replica of it, lowest ids
+// first, as many as make kAccessPointsPerVolume with its replicas. Empty
+// for a volume in no export or not in the view.
+std::vector<uint32_t> DisklessNodes(const ClusterView& view, const std::string& name);
+
 }  // namespace chorus
 
 #endif  // CHORUS_LIB_ACCESS_STRATEGY_H_

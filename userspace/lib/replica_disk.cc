@@ -37,7 +37,7 @@ bool PrepareMetadata(const std::string& path, const VolumeSpec& spec) {
         throw Error(path + ": damaged chorus metadata (" + m.Problems() + "): left alone", EIO);
     FormatOptions o;
     o.size = spec.size_bytes;
-    o.block_size = 4096;
+    o.block_size = kReplicaBlockSize;
     o.uuid = spec.uuid;
     o.force = true;  // only stale metadata of another volume can be there
     FormatDevice(fd.get(), bytes, static_cast<uint32_t>(lbs), o);

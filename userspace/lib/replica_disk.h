@@ -4,12 +4,17 @@
 #ifndef CHORUS_LIB_REPLICA_DISK_H_
 #define CHORUS_LIB_REPLICA_DISK_H_
 
+#include <cstdint>
 #include <string>
 
 #include "lib/cluster_store.h"
 #include "lib/lvm.h"
 
 namespace chorus {
+
+// The logical block size every replica is formatted with; a diskless
+// access point of the volume must state the same.
+constexpr uint32_t kReplicaBlockSize = 4096;
 
 struct ReplicaDisk {
     std::string path;        // the block device to attach
