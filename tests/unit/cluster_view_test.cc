@@ -63,7 +63,9 @@ TEST_F(ClusterViewTest, ReadsEverythingAtOneRevision) {
 TEST_F(ClusterViewTest, DamagedValuesAreNamedAndTheirVolumesSetApart) {
     ASSERT_TRUE(store_.CreateVolume(Spec("good", {1}), {{1}, {}}));
     ASSERT_TRUE(store_.CreateVolume(Spec("badws", {1}), {{1}, {}}));
+    ASSERT_TRUE(store_.CreateVolume(Spec("badmove", {1}), {{1}, {}}));
     client_.Put("/chorus/writeset/badws", R"({"version":1,"members":[1],"out_of_date":[1]})");
+    client_.Put("/chorus/move/badmove", R"({"version":1,"to":40,"from_epoch":3})");
     client_.Put("/chorus/volumes/future", R"({"version":2,"name":"future"})");
     client_.Put("/chorus/nodes/3", "garbage");
     client_.Put("/chorus/nodes/4", R"({"version":1,"node_id":5,"address":""})");
@@ -73,13 +75,13 @@ TEST_F(ClusterViewTest, DamagedValuesAreNamedAndTheirVolumesSetApart) {
     EXPECT_EQ(1u, v.volumes.count("good"));
     EXPECT_TRUE(v.nodes.empty());
     std::sort(v.damaged.begin(), v.damaged.end());
-    EXPECT_EQ((std::vector<std::string>{"badws", "future"}), v.damaged);
-    ASSERT_EQ(4u, v.problems.size());
+    EXPECT_EQ((std::vector<std::string>{"badmove", "badws", "future"}), v.damaged);
+    ASSERT_EQ(5u, v.problems.size());
     std::string all;
     for (const auto& p : v.problems)
         all += p + "\n";
-    for (const char* key :
-         {"/chorus/writeset/badws", "/chorus/volumes/future", "/chorus/nodes/3", "/chorus/nodes/4"})
+    for (const char* key : {"/chorus/writeset/badws", "/chorus/move/badmove",
+                            "/chorus/volumes/future", "/chorus/nodes/3", "/chorus/nodes/4"})
         EXPECT_NE(std::string::npos, all.find(key)) << key << " not named in:\n" << all;
 }
 
