@@ -61,6 +61,7 @@ help:
 	@echo '  make deb        Debian packages chorus-dkms and chorus-tools in build/deb,'
 	@echo '                  checked by lintian (DEB_JOBS=1)'
 	@echo '  make check-deb  make deb, then install, use and purge both packages in a lab VM'
+	@echo '                  (CHECK_DEB_ARGS=--upgrade-dkms: upgrade chorus-dkms too, +8 min)'
 	@echo '  make clean      remove build outputs'
 	@echo 'VM lab by hand: tools/vm/lab help'
 
@@ -197,7 +198,7 @@ deb:
 # Not part of make check (its time budget is full): one lab VM, about 13 min,
 # most of it DKMS compiling chorus.ko in the guest under TCG.
 check-deb: deb
-	$(ROOT)/tools/deb/check
+	$(ROOT)/tools/deb/check $(CHECK_DEB_ARGS)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(ROOT) clean
