@@ -195,7 +195,7 @@ DEB_JOBS ?= 1
 deb:
 	$(ROOT)/tools/deb/build --jobs $(DEB_JOBS)
 
-# Not part of make check (its time budget is full): one lab VM, about 13 min,
+# Not part of make check (its time budget is full): one lab VM, about 12 min,
 # most of it DKMS compiling chorus.ko in the guest under TCG.
 check-deb: deb
 	$(ROOT)/tools/deb/check $(CHECK_DEB_ARGS)
