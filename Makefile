@@ -11,13 +11,20 @@ JOBS   ?= $(shell nproc)
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 PREFIX ?= /usr/local
 DESTDIR ?=
+# make install's defaults: the admin's directories. The Debian packages
+# (debian/rules) install to the distribution's, /lib/udev/rules.d and
+# /lib/systemd/system.
+UDEVRULESDIR ?= /etc/udev/rules.d
+SYSTEMDUNITDIR ?= /etc/systemd/system
+# Extra cmake -D options for the userspace build (debian/rules: no unit tests).
+CMAKE_ARGS ?=
 # The one version number is the one in userspace/CMakeLists.txt.
 VERSION := $(shell grep -m1 -o 'chorus-userspace VERSION [0-9.]*' \
 	$(ROOT)/userspace/CMakeLists.txt | cut -d' ' -f3)
 
 .DEFAULT_GOAL := all
 .PHONY: help all deps module userspace selftests man dkms-source dkms-check lint lint-kernel lint-cpp lint-man \
-	unit vmtest check check-debug check-all-variants check-cluster-rdma debug-kernel module-debug demo bench failover-bench cluster-bench install clean
+	unit vmtest check check-debug check-all-variants check-cluster-rdma debug-kernel module-debug demo bench failover-bench cluster-bench install install-tools deb check-deb clean
 
 help:
 	@echo 'chorus - targets'
@@ -50,6 +57,11 @@ help:
 	@echo '                  (CLUSTER_BENCH_ARGS=--transports tcp,rdma --runtime S --size M)'
 	@echo '  make install    install module, chorusctl, chorusd, udev rule, systemd unit'
 	@echo '                  (PREFIX=$(PREFIX), DESTDIR=, KVER=$(KVER))'
+	@echo '  make install-tools  the same without the module'
+	@echo '  make deb        Debian packages chorus-dkms and chorus-tools in build/deb,'
+	@echo '                  checked by lintian (DEB_JOBS=1)'
+	@echo '  make check-deb  make deb, then install, use and purge both packages in a lab VM'
+	@echo '                  (CHECK_DEB_ARGS=--upgrade-dkms: upgrade chorus-dkms too, +8 min)'
 	@echo '  make clean      remove build outputs'
 	@echo 'VM lab by hand: tools/vm/lab help'
 
@@ -63,7 +75,7 @@ module:
 	$(MAKE) -C $(KDIR) M=$(ROOT) W=1 modules
 
 userspace:
-	cmake -S $(ROOT)/userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE)
+	cmake -S $(ROOT)/userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) $(CMAKE_ARGS)
 	cmake --build $(BUILD)/userspace -j$(JOBS)
 
 selftests:
@@ -158,22 +170,35 @@ failover-bench: all
 cluster-bench: all
 	$(ROOT)/tools/bench/cluster-host $(CLUSTER_BENCH_ARGS)
 
-install: module userspace man
+install: module install-tools
 	install -D -m 0644 $(ROOT)/chorus.ko $(DESTDIR)/lib/modules/$(KVER)/extra/chorus.ko
+	$(if $(DESTDIR),,depmod $(KVER))
+
+install-tools: userspace man
 	install -D -m 0755 $(BUILD)/bin/chorusctl $(DESTDIR)$(PREFIX)/sbin/chorusctl
 	install -D -m 0755 $(BUILD)/bin/chorusd $(DESTDIR)$(PREFIX)/sbin/chorusd
 	install -D -m 0644 $(ROOT)/tools/udev/60-chorus.rules \
-		$(DESTDIR)/etc/udev/rules.d/60-chorus.rules
-	install -d $(DESTDIR)/etc/systemd/system
+		$(DESTDIR)$(UDEVRULESDIR)/60-chorus.rules
+	install -d $(DESTDIR)$(SYSTEMDUNITDIR)
 	sed 's|@PREFIX@|$(PREFIX)|g' $(ROOT)/userspace/chorusd/chorusd.service \
-		> $(DESTDIR)/etc/systemd/system/chorusd.service
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/chorusd.service
 	install -D -m 0644 $(ROOT)/tools/completion/chorusctl \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/chorusctl
 	for page in $(BUILD)/man/*.[1-9]; do \
 		install -D -m 0644 $$page \
 			$(DESTDIR)$(PREFIX)/share/man/man$${page##*.}/$${page##*/}; \
 	done
-	$(if $(DESTDIR),,depmod $(KVER))
+
+# Packages are built from a copy of the tree in build/deb (tools/deb/build),
+# so that the checkout gets no debian/ build debris and the .debs land there.
+DEB_JOBS ?= 1
+deb:
+	$(ROOT)/tools/deb/build --jobs $(DEB_JOBS)
+
+# Not part of make check (its time budget is full): one lab VM, about 12 min,
+# most of it DKMS compiling chorus.ko in the guest under TCG.
+check-deb: deb
+	$(ROOT)/tools/deb/check $(CHECK_DEB_ARGS)
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(ROOT) clean
