@@ -114,6 +114,31 @@ static void __cut_then_write(struct __test_metadata *_metadata, FIXTURE_DATA(for
 #define cut_then_write(ms, byte, mb, w) __cut_then_write(_metadata, self, ms, byte, mb, w)
 
 /*
+ * ext4 made and used on the access point (vm2): @files changes of
+ * fs_workload.py (fsync, rename, directory fsync) from @seed, logged in the
+ * lab dir, then unmounted. The owner must find a clean file system with
+ * every acknowledged change in it.
+ */
+static void __ext4_on_access_point(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(forward) *self, int files, int seed)
+{
+	ASSERT_EQ(0, rl_on(PEER, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT
+			   " && mount /dev/chorus0 " MNT));
+	ASSERT_EQ(0, rl_on(PEER, "python3 %s/tests/selftests/fs_workload.py write " MNT
+			   " --files %d --seed %d > %s", chorus_src(), files, seed, self->acked))
+		TH_LOG("the file workload on the access point failed");
+	ASSERT_EQ(0, rl_on(PEER, "umount " MNT));
+
+	EXPECT_EQ(0, run("e2fsck -fn /dev/chorus0 >/dev/null 2>&1"))
+		TH_LOG("fsck on the owner is not clean");
+	ASSERT_EQ(0, run("mkdir -p " MNT " && mount -o ro /dev/chorus0 " MNT));
+	EXPECT_EQ(0, run("python3 %s/tests/selftests/fs_workload.py verify " MNT " %s",
+			 chorus_src(), self->acked)) TH_LOG("acknowledged changes are missing");
+	ASSERT_EQ(0, run("umount " MNT));
+}
+#define ext4_on_access_point(files, seed) __ext4_on_access_point(_metadata, self, files, seed)
+
+/*
  * fio with verify on the access point: every write goes to the owner and
  * back to this replica through the write set, every verify read comes from
  * the owner. Both replicas end byte-identical.
@@ -138,19 +163,7 @@ TEST_F_TIMEOUT(forward, access_point_fio_verify, 300)
  */
 TEST_F_TIMEOUT(forward, access_point_ext4_fsync_rename, 400)
 {
-	ASSERT_EQ(0, rl_on(PEER, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT
-			   " && mount /dev/chorus0 " MNT));
-	ASSERT_EQ(0, rl_on(PEER, "python3 %s/tests/selftests/fs_workload.py write " MNT
-			   " --files 60 --seed 7 > %s", chorus_src(), self->acked))
-		TH_LOG("the file workload on the access point failed");
-	ASSERT_EQ(0, rl_on(PEER, "umount " MNT));
-
-	EXPECT_EQ(0, run("e2fsck -fn /dev/chorus0 >/dev/null 2>&1"))
-		TH_LOG("fsck on the owner is not clean");
-	ASSERT_EQ(0, run("mkdir -p " MNT " && mount -o ro /dev/chorus0 " MNT));
-	EXPECT_EQ(0, run("python3 %s/tests/selftests/fs_workload.py verify " MNT " %s",
-			 chorus_src(), self->acked)) TH_LOG("acknowledged changes are missing");
-	ASSERT_EQ(0, run("umount " MNT));
+	ext4_on_access_point(60, 7);
 	EXPECT_LT(0, fwd_counter(PEER, "forwarded"));
 	replicas_identical();
 }
@@ -252,18 +265,7 @@ TEST_F_TIMEOUT(forward, diskless_access_point_fio_ext4, 400)
 	ASSERT_EQ(0, rl_on(PEER, RL_FIO "--rw=randwrite --bsrange=4k-128k --iodepth=16 "
 			   "--size=%dM --io_size=8M --verify=crc32c --verify_fatal=1 "
 			   ">/dev/null", SIZE_MB)) TH_LOG("fio on the diskless access point failed");
-	ASSERT_EQ(0, rl_on(PEER, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT
-			   " && mount /dev/chorus0 " MNT));
-	ASSERT_EQ(0, rl_on(PEER, "python3 %s/tests/selftests/fs_workload.py write " MNT
-			   " --files 30 --seed 11 > %s", chorus_src(), self->acked));
-	ASSERT_EQ(0, rl_on(PEER, "umount " MNT));
-
-	EXPECT_EQ(0, run("e2fsck -fn /dev/chorus0 >/dev/null 2>&1"))
-		TH_LOG("fsck on the owner is not clean");
-	ASSERT_EQ(0, run("mkdir -p " MNT " && mount -o ro /dev/chorus0 " MNT));
-	EXPECT_EQ(0, run("python3 %s/tests/selftests/fs_workload.py verify " MNT " %s",
-			 chorus_src(), self->acked)) TH_LOG("acknowledged changes are missing");
-	ASSERT_EQ(0, run("umount " MNT));
+	ext4_on_access_point(30, 11);
 	EXPECT_LT(100, fwd_counter(PEER, "forwarded"));
 	EXPECT_EQ(0, fwd_counter(PEER, "forward_expired"));
 	EXPECT_TRUE(rl_wait_peer(1, PEER, "in_writeset", "false", 1));
