@@ -351,6 +351,11 @@ static int chorus_al_send_block(struct chorus_peer *peer)
 	 * failed, so the write is held until the next session sends the log
 	 * again.
 	 */
+	if (READ_ONCE(peer->al_status) == CHORUS_WIRE_DISK_FAILED) {
+		/* Held like a member away, but its session stays. */
+		chorus_peer_disk_failed(peer);
+		return -EIO;
+	}
 	if (READ_ONCE(peer->al_status) != CHORUS_WIRE_OK) {
 		chorus_peer_fail(peer, READ_ONCE(peer->gen),
 				 "peer did not store the activity log");

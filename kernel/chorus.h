@@ -121,6 +121,36 @@ static inline u64 chorus_stat_value(const struct chorus_stats *sum,
 }
 
 /**
+ * struct chorus_disk_health - the health of a volume's local disk (disk.c)
+ * @lock: protects @error and @failed_at; taken from bio completion, so
+ *	with irqs off. Innermost: nothing is taken under it
+ * @failed: the disk failed and is detached; set once, under @lock, read
+ *	with READ_ONCE (a reader that misses it sends one more request to a
+ *	disk that fails it)
+ * @error: why it failed, under @lock
+ * @failed_at: when, CLOCK_REALTIME seconds, under @lock
+ * @inflight: bios submitted to the disk and not completed
+ * @progress: jiffies of the last completion, or of the submission that
+ *	found the disk idle; WRITE_ONCE/READ_ONCE (a stale value only moves
+ *	the stall check by one period)
+ * @timeout_ms: how long the disk may complete nothing while @inflight,
+ *	0 for no limit; WRITE_ONCE by VOLUME_SET
+ * @watch: looks for a stall while @inflight, on chorus_wq
+ * @failed_work: logs and announces the failure from process context
+ */
+struct chorus_disk_health {
+	spinlock_t lock; /* see above */
+	bool failed;
+	char error[CHORUS_REASON_MAX];
+	time64_t failed_at;
+	atomic_t inflight;
+	unsigned long progress;
+	unsigned int timeout_ms;
+	struct delayed_work watch;
+	struct work_struct failed_work;
+};
+
+/**
  * struct chorus_volume - one volume on this node
  * @name: unique name on this node; immutable
  * @uuid: identity of the volume; immutable
@@ -139,8 +169,7 @@ static inline u64 chorus_stat_value(const struct chorus_stats *sum,
  * @disk: the block device exported as /dev/chorusN
  * @bio_set: clones of incoming bios sent to @backing
  * @stats: per-CPU counters
- * @state: &enum chorus_volume_state, changed with cmpxchg only
- * @state_work: announces a state change from process context
+ * @health: the health of @backing's device
  * @lock: protects @open_count and @dying
  * @open_count: how many times @disk is open
  * @dying: set once destruction began; opens fail from then on
@@ -171,8 +200,7 @@ struct chorus_volume {
 	struct bio_set bio_set;
 	struct chorus_stats __percpu *stats;
 
-	atomic_t state;
-	struct work_struct state_work;
+	struct chorus_disk_health health;
 
 	struct mutex lock; /* protects open_count and dying */
 	unsigned int open_count;
@@ -242,7 +270,6 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 			  struct netlink_ext_ack *extack);
 struct chorus_volume *chorus_volume_next(int *index);
 enum chorus_volume_state chorus_volume_state(struct chorus_volume *vol);
-void chorus_volume_set_failed(struct chorus_volume *vol);
 void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum);
 
 /* meta.c */
@@ -271,6 +298,24 @@ u32 chorus_meta_crc_of(const void *buf, size_t len);
 int chorus_backing_open(struct chorus_backing *backing, const char *path,
 			void *holder, struct netlink_ext_ack *extack);
 void chorus_backing_close(struct chorus_backing *backing);
+
+/* disk.c */
+#define CHORUS_DISK_TIMEOUT_MS_DEFAULT	5000
+#define CHORUS_DISK_TIMEOUT_MS_MIN	1000
+#define CHORUS_DISK_TIMEOUT_MS_MAX	600000
+void chorus_disk_init(struct chorus_volume *vol);
+void chorus_disk_stop(struct chorus_volume *vol);
+void chorus_disk_io_start(struct chorus_volume *vol);
+void chorus_disk_io_end(struct chorus_volume *vol, struct bio *bio);
+__printf(2, 3)
+void chorus_disk_fail(struct chorus_volume *vol, const char *fmt, ...);
+int chorus_disk_fill(struct sk_buff *skb, struct chorus_volume *vol);
+
+/* Whether the local disk failed and is detached. Context: any. */
+static inline bool chorus_disk_failed(struct chorus_volume *vol)
+{
+	return READ_ONCE(vol->health.failed);
+}
 
 /* dev.c */
 int chorus_dev_major_register(void);

@@ -142,9 +142,6 @@ void chorus_rq_put(struct request *rq)
 
 	status = READ_ONCE(rqd->status);
 	chorus_repl_rq_done(vol, rq);
-	/* A forwarded request's failure is the owner's or the network's. */
-	if (status != BLK_STS_OK && status != BLK_STS_NOTSUPP && !rqd->fwd_id)
-		chorus_volume_set_failed(vol);
 	if (chorus_dev_hold(vol, rq, &vol->held_done))
 		return;
 	chorus_dev_end(vol, rq, status);
@@ -155,6 +152,7 @@ static void chorus_clone_endio(struct bio *clone)
 	struct request *rq = clone->bi_private;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
 
+	chorus_disk_io_end(rq->q->queuedata, clone);
 	/* Any one error fails the request; which one does not matter. */
 	if (clone->bi_status)
 		WRITE_ONCE(rqd->status, clone->bi_status);
@@ -169,6 +167,7 @@ static void chorus_submit_clone(struct request *rq, struct bio *clone)
 	atomic_inc(&rqd->pending);
 	clone->bi_end_io = chorus_clone_endio;
 	clone->bi_private = rq;
+	chorus_disk_io_start(rq->q->queuedata);
 	submit_bio_noacct(clone);
 }
 

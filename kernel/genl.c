@@ -87,6 +87,12 @@ static struct netlink_range_validation chorus_ms_range = {
 	.max = 3600000,
 };
 
+/* The disk timeout: 0 (off), else checked again in the handler. */
+static struct netlink_range_validation chorus_disk_timeout_range = {
+	.min = 0,
+	.max = CHORUS_DISK_TIMEOUT_MS_MAX,
+};
+
 static const struct nla_policy chorus_volume_set_policy[CHORUS_A_MAX + 1] = {
 	[CHORUS_A_VOLUME_NAME]		= CHORUS_NAME_POLICY,
 	[CHORUS_A_REQUEST_TIMEOUT_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_ms_range),
@@ -94,6 +100,8 @@ static const struct nla_policy chorus_volume_set_policy[CHORUS_A_MAX + 1] = {
 	[CHORUS_A_PING_TIMEOUT_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_ms_range),
 	[CHORUS_A_RESYNC_RATE]		= { .type = NLA_U64 },
 	[CHORUS_A_AUTO_DEGRADE]		= NLA_POLICY_MAX(NLA_U8, 1),
+	[CHORUS_A_DISK_TIMEOUT_MS]	=
+		NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_disk_timeout_range),
 };
 
 static const struct nla_policy chorus_lease_policy[CHORUS_A_MAX + 1] = {
@@ -616,6 +624,25 @@ static int chorus_genl_role_doit(struct sk_buff *skb, struct genl_info *info)
 	return ret;
 }
 
+/* 0 turns the stall check off; otherwise at least a second. */
+static int chorus_genl_set_disk_timeout(struct chorus_volume *vol,
+					const struct nlattr *attr,
+					struct netlink_ext_ack *extack)
+{
+	u32 ms;
+
+	if (!attr)
+		return 0;
+	ms = nla_get_u32(attr);
+	if (ms && ms < CHORUS_DISK_TIMEOUT_MS_MIN) {
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "the disk timeout is 0 (off) or 1000..600000 ms");
+		return -EINVAL;
+	}
+	WRITE_ONCE(vol->health.timeout_ms, ms);
+	return 0;
+}
+
 static int chorus_genl_volume_set_doit(struct sk_buff *skb,
 				       struct genl_info *info)
 {
@@ -629,6 +656,10 @@ static int chorus_genl_volume_set_doit(struct sk_buff *skb,
 	if (ret)
 		return ret;
 	repl = &vol->repl;
+	ret = chorus_genl_set_disk_timeout(vol, attrs[CHORUS_A_DISK_TIMEOUT_MS],
+					   info->extack);
+	if (ret)
+		goto unlock;
 	interval = attrs[CHORUS_A_PING_INTERVAL_MS] ?
 		   nla_get_u32(attrs[CHORUS_A_PING_INTERVAL_MS]) :
 		   repl->ping_interval_ms;

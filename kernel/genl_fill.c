@@ -16,7 +16,7 @@
 static size_t chorus_genl_peer_size(void)
 {
 	return nla_total_size(0) +				/* PEER */
-	       9 * nla_total_size(sizeof(u32)) +
+	       10 * nla_total_size(sizeof(u32)) +		/* and u8s */
 	       12 * nla_total_size_64bit(sizeof(u64)) +
 	       nla_total_size(CHORUS_ADDRESS_MAX) +
 	       nla_total_size(CHORUS_REASON_MAX);
@@ -47,6 +47,9 @@ size_t chorus_genl_volume_size(void)
 	       2 * nla_total_size_64bit(sizeof(u64)) +		/* EPOCH, RATE */
 	       nla_total_size(sizeof(u8)) +			/* AUTO_DEGRADE */
 	       nla_total_size(CHORUS_REASON_MAX) +		/* REASON */
+	       nla_total_size(sizeof(u32)) +			/* DISK_TIMEOUT_MS */
+	       nla_total_size(CHORUS_REASON_MAX) +		/* DISK_ERROR */
+	       nla_total_size_64bit(sizeof(u64)) +		/* DISK_FAILED_AT */
 	       nla_total_size(0) +				/* PEERS */
 	       (CHORUS_MAX_PEERS + 1) * chorus_genl_peer_size();
 }
@@ -112,6 +115,32 @@ static int chorus_genl_fill_path(struct sk_buff *skb, struct chorus_peer *peer,
 	return 0;
 }
 
+/* The peer's counters, atomic: no lock. */
+static int chorus_genl_fill_peer_counters(struct sk_buff *skb,
+					  struct chorus_peer *peer)
+{
+	if (nla_put_u64_64bit(skb, CHORUS_PEER_A_WRITES_SENT,
+			      atomic64_read(&peer->stats.writes_sent),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_BYTES_SENT,
+			      atomic64_read(&peer->stats.bytes_sent),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_RECONNECTS,
+			      atomic64_read(&peer->stats.reconnects),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_RESYNCED_BYTES,
+			      atomic64_read(&peer->stats.resynced_bytes),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_VERIFY_DONE_BYTES,
+			      atomic64_read(&peer->verify_done),
+			      CHORUS_PEER_A_PAD) ||
+	    nla_put_u64_64bit(skb, CHORUS_PEER_A_VERIFY_MISMATCHES,
+			      atomic64_read(&peer->verify_mismatches),
+			      CHORUS_PEER_A_PAD))
+		return -EMSGSIZE;
+	return 0;
+}
+
 /**
  * chorus_genl_fill_peer() - put one peer into a message
  * @skb: the message
@@ -127,7 +156,7 @@ int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer, int att
 	enum chorus_conn_state conn_state;
 	enum chorus_repl_state repl_state;
 	char last_error[CHORUS_REASON_MAX];
-	bool in_writeset, owner, syncing;
+	bool in_writeset, owner, syncing, disk_failed;
 	u32 held = 0, active;
 	u64 dirty;
 	struct nlattr *nest;
@@ -140,6 +169,7 @@ int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer, int att
 	repl_state = peer->repl_state;
 	in_writeset = peer->in_writeset;
 	owner = peer->peer_owner;
+	disk_failed = peer->disk_failed;
 	dirty = (u64)peer->dirty * (peer->vol->repl.region_sectors << SECTOR_SHIFT);
 	strscpy(last_error, peer->last_error, sizeof(last_error));
 	active = peer->active_transport;
@@ -159,6 +189,7 @@ int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer, int att
 	    nla_put_u32(skb, CHORUS_PEER_A_CONN_STATE, conn_state) ||
 	    nla_put_u32(skb, CHORUS_PEER_A_REPL_STATE, repl_state) ||
 	    nla_put_u8(skb, CHORUS_PEER_A_IN_WRITESET, in_writeset) ||
+	    nla_put_u8(skb, CHORUS_PEER_A_DISK_FAILED, disk_failed) ||
 	    nla_put_u32(skb, CHORUS_PEER_A_ROLE, owner ? CHORUS_ROLE_OWNER :
 			CHORUS_ROLE_REPLICA) ||
 	    nla_put_u64_64bit(skb, CHORUS_PEER_A_DIRTY_BYTES, dirty,
@@ -171,25 +202,8 @@ int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer, int att
 			      CHORUS_PEER_A_PAD) ||
 	    nla_put_u64_64bit(skb, CHORUS_PEER_A_SYNC_RATE,
 			      atomic64_read(&peer->sync_rate), CHORUS_PEER_A_PAD) ||
-	    nla_put_u64_64bit(skb, CHORUS_PEER_A_WRITES_SENT,
-			      atomic64_read(&peer->stats.writes_sent),
-			      CHORUS_PEER_A_PAD) ||
-	    nla_put_u64_64bit(skb, CHORUS_PEER_A_BYTES_SENT,
-			      atomic64_read(&peer->stats.bytes_sent),
-			      CHORUS_PEER_A_PAD) ||
 	    nla_put_u32(skb, CHORUS_PEER_A_HELD, held) ||
-	    nla_put_u64_64bit(skb, CHORUS_PEER_A_RECONNECTS,
-			      atomic64_read(&peer->stats.reconnects),
-			      CHORUS_PEER_A_PAD) ||
-	    nla_put_u64_64bit(skb, CHORUS_PEER_A_RESYNCED_BYTES,
-			      atomic64_read(&peer->stats.resynced_bytes),
-			      CHORUS_PEER_A_PAD) ||
-	    nla_put_u64_64bit(skb, CHORUS_PEER_A_VERIFY_DONE_BYTES,
-			      atomic64_read(&peer->verify_done),
-			      CHORUS_PEER_A_PAD) ||
-	    nla_put_u64_64bit(skb, CHORUS_PEER_A_VERIFY_MISMATCHES,
-			      atomic64_read(&peer->verify_mismatches),
-			      CHORUS_PEER_A_PAD) ||
+	    chorus_genl_fill_peer_counters(skb, peer) ||
 	    nla_put_u8(skb, CHORUS_PEER_A_VERIFY_RUNNING,
 		       READ_ONCE(peer->job) == CHORUS_JOB_VERIFY) ||
 	    (last_error[0] &&
@@ -268,7 +282,7 @@ int chorus_genl_fill_volume(struct sk_buff *skb, struct chorus_volume *vol)
 	    nla_put_u32(skb, CHORUS_A_STATE, chorus_volume_state(vol)) ||
 	    nla_put_u32(skb, CHORUS_A_OPEN_COUNT, READ_ONCE(vol->open_count)) ||
 	    nla_put_u32(skb, CHORUS_A_HELD_IO, chorus_dev_nr_held(vol)) ||
-	    chorus_genl_fill_repl(skb, vol))
+	    chorus_disk_fill(skb, vol) || chorus_genl_fill_repl(skb, vol))
 		return -EMSGSIZE;
 	return chorus_genl_fill_stats(skb, vol);
 }

@@ -112,33 +112,17 @@ struct chorus_volume *chorus_volume_next(int *index)
 	return idr_get_next(&chorus_volumes_idr, index);
 }
 
-enum chorus_volume_state chorus_volume_state(struct chorus_volume *vol)
-{
-	return atomic_read(&vol->state);
-}
-
 /**
- * chorus_volume_set_failed() - note that the backing device failed an I/O
+ * chorus_volume_state() - what the volume can do now
  * @vol: the volume
  *
- * Context: any, including hard irq (bio completion).
+ * Return: %CHORUS_VOLUME_STATE_FAILED once its disk failed (disk.c),
+ * else %CHORUS_VOLUME_STATE_ONLINE.
  */
-void chorus_volume_set_failed(struct chorus_volume *vol)
+enum chorus_volume_state chorus_volume_state(struct chorus_volume *vol)
 {
-	if (atomic_cmpxchg(&vol->state, CHORUS_VOLUME_STATE_ONLINE,
-			   CHORUS_VOLUME_STATE_FAILED) ==
-	    CHORUS_VOLUME_STATE_ONLINE)
-		schedule_work(&vol->state_work);
-}
-
-static void chorus_volume_state_workfn(struct work_struct *work)
-{
-	struct chorus_volume *vol =
-		container_of(work, struct chorus_volume, state_work);
-
-	pr_err("%s: backing device %s returned an I/O error, volume marked failed\n",
-	       vol->name, vol->backing.path);
-	chorus_genl_notify(vol, CHORUS_EVENT_VOLUME_STATE);
+	return chorus_disk_failed(vol) ? CHORUS_VOLUME_STATE_FAILED :
+					 CHORUS_VOLUME_STATE_ONLINE;
 }
 
 #define CHORUS_STAT(_name, _attr) \
@@ -318,8 +302,7 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	INIT_LIST_HEAD(&vol->held_start);
 	INIT_LIST_HEAD(&vol->held_done);
 	chorus_repl_init(vol);
-	atomic_set(&vol->state, CHORUS_VOLUME_STATE_ONLINE);
-	INIT_WORK(&vol->state_work, chorus_volume_state_workfn);
+	chorus_disk_init(vol);
 
 	vol->stats = alloc_percpu(struct chorus_stats);
 	if (!vol->stats) {
@@ -397,8 +380,8 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	/* Nobody has the device open, so no request is in flight. */
 	chorus_repl_stop(vol);
 	chorus_dev_destroy(vol);
-	/* No I/O is left to change the state. */
-	cancel_work_sync(&vol->state_work);
+	/* No I/O is left to fail the disk. */
+	chorus_disk_stop(vol);
 	chorus_volume_close_storage(vol);
 	free_percpu(vol->stats);
 	mutex_destroy(&vol->lock);

@@ -330,7 +330,11 @@ static int chorus_meta_write(struct chorus_volume *vol)
 	int ret;
 
 	lockdep_assert_held(&vol->repl.meta_lock);
-	if (vol->diskless)
+	/*
+	 * A detached disk keeps the metadata it had: it is out of date from
+	 * its failure on, and a replacement starts from a full resync.
+	 */
+	if (vol->diskless || chorus_disk_failed(vol))
 		return 0;
 	sb->seq = cpu_to_le64(seq + 1);
 	sb->crc = cpu_to_le32(chorus_meta_crc(sb));

@@ -38,6 +38,8 @@ struct chorus_peer *chorus_peer_find(struct chorus_volume *vol, u32 node_id)
 	return NULL;
 }
 
+static void chorus_peer_disk_workfn(struct work_struct *work);
+
 static struct chorus_peer *chorus_peer_alloc(struct chorus_volume *vol,
 					     u32 node_id)
 {
@@ -52,6 +54,7 @@ static struct chorus_peer *chorus_peer_alloc(struct chorus_volume *vol,
 	chorus_session_init(peer);
 	init_waitqueue_head(&peer->replica_wait);
 	init_waitqueue_head(&peer->fwd_wait);
+	INIT_WORK(&peer->disk_work, chorus_peer_disk_workfn);
 	mutex_init(&peer->bm_mutex);
 	init_completion(&peer->job_done);
 	init_completion(&peer->al_done);
@@ -74,6 +77,7 @@ void chorus_peer_free(struct chorus_peer *peer)
 	cancel_delayed_work_sync(&peer->ping_work);
 	cancel_delayed_work_sync(&peer->connect_work);
 	cancel_work_sync(&peer->fail_work);
+	cancel_work_sync(&peer->disk_work);
 	xa_destroy(&peer->inflight);
 	chorus_bitmap_free(peer);
 	mutex_destroy(&peer->session_mutex);
@@ -264,6 +268,51 @@ int chorus_peer_del(struct chorus_peer *peer, struct netlink_ext_ack *extack)
 	chorus_genl_notify_peer(vol, CHORUS_EVENT_PEER_REMOVED, peer, NULL);
 	chorus_peer_free(peer);
 	return 0;
+}
+
+/**
+ * chorus_peer_disk_failed() - a peer said that its disk failed
+ * @peer: the peer; it answered CHORUS_WIRE_DISK_FAILED (to a write, a
+ *	log, a resync or verify request, or a heartbeat)
+ *
+ * Its session stays up (it can still forward as an access point) and its
+ * part of every write stays held, as for an unreachable member, until it
+ * leaves the write set: userspace records that first (invariant 4), or
+ * auto_degrade does it here. The log line and the event come from a work
+ * item, once per session.
+ *
+ * Context: process context (a receive thread, the job thread, a session
+ * being established).
+ */
+void chorus_peer_disk_failed(struct chorus_peer *peer)
+{
+	bool first;
+
+	spin_lock_irq(&peer->lock);
+	first = !peer->disk_failed;
+	peer->disk_failed = true;
+	spin_unlock_irq(&peer->lock);
+	if (first)
+		queue_work(chorus_wq, &peer->disk_work);
+}
+
+static void chorus_peer_disk_workfn(struct work_struct *work)
+{
+	struct chorus_peer *peer =
+		container_of(work, struct chorus_peer, disk_work);
+	struct chorus_volume *vol = peer->vol;
+
+	pr_warn("%s: peer %u: its disk failed; its writes are held until it leaves the write set\n",
+		vol->name, peer->node_id);
+	chorus_genl_notify_peer(vol, CHORUS_EVENT_PEER_STATE, peer,
+				"peer's disk failed");
+	if (READ_ONCE(vol->repl.auto_degrade) &&
+	    READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER &&
+	    READ_ONCE(peer->in_writeset)) {
+		pr_warn("%s: auto_degrade takes peer %u out of the write set\n",
+			vol->name, peer->node_id);
+		chorus_peer_writeset_remove(peer, NULL);
+	}
 }
 
 /**

@@ -558,9 +558,13 @@ enum blk_eh_timer_return chorus_repl_timeout(struct request *rq)
 		if (!peer || !rqd->seq[i])
 			continue;
 		spin_lock_irq(&peer->lock);
+		/*
+		 * A peer whose disk failed answered; its part waits for the
+		 * write set to change, not for a new session.
+		 */
 		if (xa_load(&peer->inflight, rqd->seq[i]) == rq &&
 		    peer->conn_state == CHORUS_CONN_CONNECTED &&
-		    rqd->sent_gen[i] == peer->gen) {
+		    rqd->sent_gen[i] == peer->gen && !peer->disk_failed) {
 			late = true;
 			gen = peer->gen;
 		}
@@ -689,6 +693,39 @@ static int chorus_repl_owner_meta(struct chorus_volume *vol, u64 epoch,
 	return 0;
 }
 
+/*
+ * Whether this node may take @role at @epoch: a diskless access point or a
+ * node whose disk failed has no copy to own, and a new owner needs a newer
+ * epoch than any this replica accepted (only the owner itself may restate
+ * its own). Context: chorus_repl.conf_lock held.
+ */
+static int chorus_repl_may_own(struct chorus_volume *vol, enum chorus_role role,
+			       u64 epoch, struct netlink_ext_ack *extack)
+{
+	bool owner = vol->repl.role == CHORUS_ROLE_OWNER;
+	u64 highest = chorus_meta_highest_epoch(vol);
+
+	lockdep_assert_held(&vol->repl.conf_lock);
+	if (role != CHORUS_ROLE_OWNER)
+		return 0;
+	if (vol->diskless) {
+		NL_SET_ERR_MSG(extack,
+			       "a diskless access point cannot be the owner: it has no replica");
+		return -EINVAL;
+	}
+	if (!owner && chorus_disk_failed(vol)) {
+		NL_SET_ERR_MSG(extack,
+			       "the local disk failed and is detached: this node has no up-to-date copy to own");
+		return -EIO;
+	}
+	if (epoch < highest || (epoch == highest && !owner)) {
+		NL_SET_ERR_MSG(extack,
+			       "epoch is older than the highest this replica accepted (or equal to it)");
+		return -ESTALE;
+	}
+	return 0;
+}
+
 /**
  * chorus_repl_set_role() - make this node the owner or a replica
  * @vol: the volume
@@ -714,22 +751,9 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 	int i, ret;
 
 	lockdep_assert_held(&repl->conf_lock);
-	if (vol->diskless && role == CHORUS_ROLE_OWNER) {
-		NL_SET_ERR_MSG(extack,
-			       "a diskless access point cannot be the owner: it has no replica");
-		return -EINVAL;
-	}
-	/*
-	 * A new owner needs a newer epoch than any this replica accepted;
-	 * only the owner itself may restate its own.
-	 */
-	if (role == CHORUS_ROLE_OWNER &&
-	    (epoch < highest ||
-	     (epoch == highest && repl->role != CHORUS_ROLE_OWNER))) {
-		NL_SET_ERR_MSG(extack,
-			       "epoch is older than the highest this replica accepted (or equal to it)");
-		return -ESTALE;
-	}
+	ret = chorus_repl_may_own(vol, role, epoch, extack);
+	if (ret)
+		return ret;
 	/*
 	 * A node that gives up ownership fails what an expired lease holds,
 	 * and what waits for a peer it cannot reach; a replica that stays one
@@ -823,7 +847,10 @@ static int chorus_owner_ack(struct chorus_conn *conn,
 		return 0;
 	}
 	/* The part stays held; userspace decides what happens to the peer. */
-	if (status == CHORUS_WIRE_STALE_EPOCH) {
+	if (status == CHORUS_WIRE_DISK_FAILED) {
+		/* Its session stays: nothing sent on it would be applied. */
+		chorus_peer_disk_failed(peer);
+	} else if (status == CHORUS_WIRE_STALE_EPOCH) {
 		pr_err("%s: peer %u refuses epoch %llu: another owner has a higher one\n",
 		       vol->name, peer->node_id, le64_to_cpu(hdr->epoch));
 		WRITE_ONCE(peer->fenced, true);
@@ -880,8 +907,14 @@ int chorus_repl_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 	case CHORUS_MSG_FWD_FLUSH_ACK:
 		return chorus_fwd_answer(conn, hdr, pages, nr_pages);
 	case CHORUS_MSG_PING:
-		return chorus_replica_answer(conn, hdr, CHORUS_MSG_PONG, 0);
+		/* Tells an owner that waits for no ack that the disk failed. */
+		return chorus_replica_answer(conn, hdr, CHORUS_MSG_PONG,
+					     chorus_disk_failed(peer->vol) ?
+					     CHORUS_WIRE_DISK_FAILED :
+					     CHORUS_WIRE_OK);
 	case CHORUS_MSG_PONG:
+		if (le32_to_cpu(hdr->status) == CHORUS_WIRE_DISK_FAILED)
+			chorus_peer_disk_failed(peer);
 		return 0;
 	default:
 		pr_warn_ratelimited("%s: peer %u: unexpected message type %u; closing\n",

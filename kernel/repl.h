@@ -134,6 +134,9 @@ enum chorus_job {
  * @fenced: the peer refused this owner's epoch as stale; cleared under @lock
  *	when a session is established, set with WRITE_ONCE by the receive
  *	thread or the dialler that saw the refusal, read with READ_ONCE
+ * @disk_failed: the peer said in this session that its disk failed
+ *	(CHORUS_WIRE_DISK_FAILED); under @lock, cleared when a session is
+ *	established (chorus_peer_disk_failed())
  * @last_error: why the last session ended
  * @active_transport: transport of the current session, UNSPEC if none
  * @inflight: seq -> request waiting for this peer's ack (sent or held);
@@ -166,6 +169,7 @@ enum chorus_job {
  *	a timeout by one period)
  * @connect_work: dials and handshakes
  * @fail_work: tears down a failed session
+ * @disk_work: announces @disk_failed (chorus_peer_disk_failed())
  * @ping_work: heartbeat
  * @probe_work: dialler on the TCP fallback: checks whether RDMA works again
  * @rdma_retry_at: jiffies before which the dialler does not try RDMA, under
@@ -235,6 +239,7 @@ struct chorus_peer {
 	u32 gen;
 	bool peer_owner;
 	bool fenced;
+	bool disk_failed;
 	char last_error[CHORUS_REASON_MAX];
 	u32 active_transport;
 	struct xarray inflight;
@@ -253,6 +258,7 @@ struct chorus_peer {
 	unsigned long last_rx;
 	struct delayed_work connect_work;
 	struct work_struct fail_work;
+	struct work_struct disk_work;
 	struct delayed_work ping_work;
 	struct delayed_work probe_work;
 	unsigned long rdma_retry_at;
@@ -552,6 +558,7 @@ void chorus_peer_connect(struct chorus_peer *peer);
 void chorus_peer_disconnect(struct chorus_peer *peer);
 void chorus_peer_fail(struct chorus_peer *peer, u32 gen, const char *reason);
 void chorus_peer_teardown(struct chorus_peer *peer, const char *reason);
+void chorus_peer_disk_failed(struct chorus_peer *peer);
 int chorus_peer_writeset_remove(struct chorus_peer *peer,
 				struct netlink_ext_ack *extack);
 void chorus_peer_free(struct chorus_peer *peer);

@@ -18,8 +18,13 @@
 static void chorus_replica_endio(struct bio *bio)
 {
 	struct chorus_reply *reply = bio->bi_private;
+	struct chorus_volume *vol = reply->conn->peer->vol;
 
-	if (bio->bi_status)
+	chorus_disk_io_end(vol, bio);
+	/* A write the disk did not take fails the disk (disk.c). */
+	if (bio->bi_status && bio->bi_status != BLK_STS_NOTSUPP)
+		reply->hdr.status = cpu_to_le32(CHORUS_WIRE_DISK_FAILED);
+	else if (bio->bi_status)
 		reply->hdr.status = cpu_to_le32(CHORUS_WIRE_IO_ERROR);
 	bio_put(bio);
 	chorus_conn_reply(reply->conn, reply);
@@ -107,6 +112,7 @@ static int chorus_replica_apply(struct chorus_conn *conn,
 	} else if (hdr->type != CHORUS_MSG_FLUSH) {
 		bio->bi_iter.bi_size = len;
 	}
+	chorus_disk_io_start(vol);
 	submit_bio(bio);
 	return 0;
 }
@@ -174,6 +180,12 @@ int chorus_replica_request(struct chorus_conn *conn,
 	    !READ_ONCE(peer->peer_owner)) {
 		chorus_pages_free(pages, nr_pages);
 		return chorus_replica_answer(conn, hdr, ack, CHORUS_WIRE_NOT_MEMBER);
+	}
+	/* Detached: nothing is applied, stored or compared (disk.c). */
+	if (chorus_disk_failed(vol)) {
+		chorus_pages_free(pages, nr_pages);
+		return chorus_replica_answer(conn, hdr, ack,
+					     CHORUS_WIRE_DISK_FAILED);
 	}
 	ret = chorus_repl_accept_epoch(vol, le64_to_cpu(hdr->epoch));
 	if (ret) {

@@ -107,6 +107,8 @@ static int chorus_job_exchange(struct chorus_peer *peer,
 			       "resync or verify request timeout");
 	if (!ret)
 		*status = READ_ONCE(peer->job_status);
+	if (!ret && *status == CHORUS_WIRE_DISK_FAILED)
+		chorus_peer_disk_failed(peer);
 	return ret;
 }
 

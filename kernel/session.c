@@ -115,6 +115,41 @@ static void chorus_peer_resend(struct chorus_peer *peer, u32 gen)
 
 static void chorus_peer_path_established(struct chorus_peer *peer);
 
+/*
+ * Start a session's traffic. An owner sends a replica its activity log,
+ * then what is held for it, and resyncs it if it is not up to date. A
+ * diskless access point gets no log, no write and no resync; nor does a
+ * replica whose disk failed, which says so when it is sent the log: its
+ * writes stay held until it leaves the write set. An access point sends
+ * the owner what it holds for one. Returns nonzero if the session was torn
+ * down. Context: session_mutex held.
+ */
+static int chorus_peer_start(struct chorus_peer *peer, u32 gen, bool owner,
+			     bool peer_owner, bool *resync)
+{
+	lockdep_assert_held(&peer->session_mutex);
+	if (owner && !peer->diskless && chorus_al_send(peer) &&
+	    !READ_ONCE(peer->disk_failed)) {
+		__chorus_peer_teardown(peer, "activity log not accepted");
+		return -EIO;
+	}
+	if (!owner || peer->diskless || READ_ONCE(peer->disk_failed)) {
+		chorus_peer_set_state(peer, CHORUS_CONN_CONNECTED, NULL);
+		if (peer_owner)
+			chorus_fwd_resend(peer, gen);
+		return 0;
+	}
+	chorus_peer_resend(peer, gen);
+	spin_lock_irq(&peer->lock);
+	if (peer->repl_state != CHORUS_REPL_UP_TO_DATE) {
+		peer->repl_state = CHORUS_REPL_SYNCING;
+		peer->in_writeset = true;
+		*resync = true;
+	}
+	spin_unlock_irq(&peer->lock);
+	return 0;
+}
+
 /**
  * chorus_peer_establish() - make handshaken connections the peer's session
  * @peer: the peer
@@ -157,6 +192,7 @@ void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
 	peer->active_transport = conns[0]->ops->transport;
 	peer->peer_owner = peer_owner;
 	peer->fenced = false;
+	peer->disk_failed = false;
 	peer->conn_state = CHORUS_CONN_CONNECTING;
 	peer->last_error[0] = '\0';
 	/* A refused dial before this session is no error of it. */
@@ -175,27 +211,8 @@ void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
 	peer->backoff_ms = CHORUS_BACKOFF_MIN_MS;
 	chorus_peer_path_established(peer);
 
-	/* A diskless access point gets no log, no write and no resync. */
-	if (owner && !peer->diskless) {
-		/* The log first: held writes may be in extents it lacks. */
-		if (chorus_al_send(peer)) {
-			__chorus_peer_teardown(peer, "activity log not accepted");
-			return;
-		}
-		chorus_peer_resend(peer, gen);
-		spin_lock_irq(&peer->lock);
-		if (peer->repl_state != CHORUS_REPL_UP_TO_DATE) {
-			peer->repl_state = CHORUS_REPL_SYNCING;
-			peer->in_writeset = true;
-			resync = true;
-		}
-		spin_unlock_irq(&peer->lock);
-	} else {
-		chorus_peer_set_state(peer, CHORUS_CONN_CONNECTED, NULL);
-		/* What this access point holds for an owner goes to it now. */
-		if (peer_owner)
-			chorus_fwd_resend(peer, gen);
-	}
+	if (chorus_peer_start(peer, gen, owner, peer_owner, &resync))
+		return;
 	pr_info("%s: peer %u connected (%u connections)\n", vol->name,
 		peer->node_id, peer->nr_conns);
 	chorus_genl_notify_peer(vol, CHORUS_EVENT_PEER_STATE, peer, "connected");

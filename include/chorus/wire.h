@@ -98,6 +98,11 @@ enum chorus_msg_type {
  * @CHORUS_WIRE_MISMATCH: VERIFY_REPLY: the region differs
  * @CHORUS_WIRE_REFUSED: HELLO_ACK: uuid, size or block size differ, or
  *	both nodes are owner
+ * @CHORUS_WIRE_DISK_FAILED: the replica's disk failed (an I/O error, or no
+ *	completion within its disk timeout) and is detached: it applies,
+ *	stores and compares nothing until a new disk is attached. Also in the
+ *	PONG of a replica whose disk failed, so that its owner learns it
+ *	while no write is in flight
  * @__CHORUS_WIRE_STATUS_MAX: one past the last status, not a status
  */
 enum chorus_wire_status {
@@ -108,6 +113,7 @@ enum chorus_wire_status {
 	CHORUS_WIRE_BAD_REQUEST,
 	CHORUS_WIRE_MISMATCH,
 	CHORUS_WIRE_REFUSED,
+	CHORUS_WIRE_DISK_FAILED,
 
 	__CHORUS_WIRE_STATUS_MAX,
 };

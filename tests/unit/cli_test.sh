@@ -104,6 +104,7 @@ expect 2 "$ctl" volume set vol0 --request-timeout-ms -5
 expect 2 "$ctl" volume set vol0 --ping-interval-ms 4294967296
 expect 2 "$ctl" volume set vol0 --ping-timeout-ms 1s
 expect 2 "$ctl" volume set vol0 --auto-degrade maybe
+expect 2 "$ctl" volume set vol0 --disk-timeout-ms 5s
 msg=$("$ctl" peer add vol0 33 10.0.0.2 2>&1)
 case $msg in
 *"node id 33 is not in 1..32"*) ;;

@@ -68,6 +68,7 @@ Parsed ParseRequest(nl_msg* msg) {
     policy[CHORUS_A_RESYNC_RATE] = {NLA_U64, 0, 0};
     policy[CHORUS_A_AUTO_DEGRADE] = {NLA_U8, 0, 0};
     policy[CHORUS_A_INITIAL_SYNC] = {NLA_U32, 0, 0};
+    policy[CHORUS_A_DISK_TIMEOUT_MS] = {NLA_U32, 0, 0};
     EXPECT_EQ(genlmsg_parse(nlh, 0, p.tb, CHORUS_A_MAX, policy), 0);
     return p;
 }
@@ -587,6 +588,40 @@ TEST(BuildRequest, VolumeSetSendsOnlyWhatIsGiven) {
     EXPECT_EQ(nla_get_u32(q.tb[CHORUS_A_PING_TIMEOUT_MS]), 2500u);
     EXPECT_EQ(nla_get_u64(q.tb[CHORUS_A_RESYNC_RATE]), 10ull << 20);
     EXPECT_EQ(nla_get_u8(q.tb[CHORUS_A_AUTO_DEGRADE]), 1);
+}
+
+TEST(BuildRequest, VolumeSetSendsTheDiskTimeoutZeroIncluded) {
+    VolumeSetRequest req;
+    req.volume = "vol0";
+    req.disk_timeout_ms = 0;  // "no limit" is a value, not an absence
+    EXPECT_FALSE(req.empty());
+    Parsed p = ParseRequest(BuildVolumeSet(kFamily, req));
+    EXPECT_EQ(Present(p), (std::vector<int>{CHORUS_A_VOLUME_NAME, CHORUS_A_DISK_TIMEOUT_MS}));
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_DISK_TIMEOUT_MS]), 0u);
+}
+
+TEST(ParseVolume, FailedDiskAndAPeerWhoseDiskFailed) {
+    NlMsgPtr msg = MakeReply({});
+    nl_msg* m = msg.get();
+    nla_put_u32(m, CHORUS_A_DISK_TIMEOUT_MS, 5000);
+    nla_put_string(m, CHORUS_A_DISK_ERROR, "write failed (-5)");
+    nla_put_u64(m, CHORUS_A_DISK_FAILED_AT, 1795761600);
+    nlattr* peers = nla_nest_start(m, CHORUS_A_PEERS);
+    nlattr* peer = nla_nest_start(m, CHORUS_A_PEER);
+    nla_put_u32(m, CHORUS_PEER_A_NODE_ID, 2);
+    nla_put_u8(m, CHORUS_PEER_A_DISK_FAILED, 1);
+    nla_nest_end(m, peer);
+    nla_nest_end(m, peers);
+    VolumeInfo v = ParseVolumeMessage(Bytes(m));
+    EXPECT_EQ(v.disk_timeout_ms, 5000u);
+    EXPECT_EQ(v.disk_error, "write failed (-5)");
+    EXPECT_EQ(v.disk_failed_at, 1795761600u);
+    ASSERT_EQ(v.peers.size(), 1u);
+    EXPECT_EQ(v.peers[0].disk_failed, true);
+
+    // A healthy volume of an older module says nothing of its disk.
+    VolumeInfo plain = ParseVolumeMessage(Bytes(MakeReply({}).get()));
+    EXPECT_FALSE(plain.disk_timeout_ms || plain.disk_error || plain.disk_failed_at);
 }
 
 // One peer nest as the kernel would fill it; full=false sends only some.

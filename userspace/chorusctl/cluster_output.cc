@@ -71,6 +71,9 @@ Json ReplicaToJson(const ClusterView& view, const VolumeState& v, uint32_t id) {
         r["device"] = rep->value("device", "");
         r["held_io"] = rep->value("held_io", 0);
         r["open_count"] = rep->value("open_count", 0);
+        r["disk"] = rep->value("state", "") == "failed" ? "failed" : "ok";
+        if (rep->contains("disk_error"))
+            r["disk_error"] = rep->value("disk_error", "");
     }
     if (const Json* p = OwnerSees(view, v, id)) {
         r["conn_state"] = p->value("conn_state", "");

@@ -233,6 +233,10 @@ public:
                        "on: drop an unreachable peer from the write set without being told "
                        "(no fencing; standalone use only)")
             ->check(CLI::IsMember({"on", "off"}));
+        cmd.add_option("--disk-timeout-ms", disk_timeout_ms_,
+                       "How long the local disk may complete nothing before it is failed and "
+                       "detached (0: no limit; else 1000..600000; default 5000)")
+            ->check(Check(CheckU32Arg, "MS"));
     }
 
     std::string Subject() const override { return name_; }
@@ -254,11 +258,12 @@ public:
             req.auto_degrade = auto_degrade_ == "on";
             Note("auto degrade " + auto_degrade_, changes);
         }
+        Millis(disk_timeout_ms_, req.disk_timeout_ms, "disk timeout", changes);
         if (req.empty())
             throw UsageError("volume set " + name_ +
                              ": nothing to change: give at least one of --request-timeout-ms, "
                              "--ping-interval-ms, --ping-timeout-ms, --resync-rate, "
-                             "--auto-degrade");
+                             "--auto-degrade, --disk-timeout-ms");
         VolumeClient client = Connect();
         client.Set(req);
         return ReportVolume(global, client, name_, "updated volume " + name_ + ": " + changes);
@@ -285,6 +290,7 @@ private:
     std::string ping_timeout_ms_;
     std::string resync_rate_;
     std::string auto_degrade_;
+    std::string disk_timeout_ms_;
 };
 
 }  // namespace

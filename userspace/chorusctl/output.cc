@@ -163,6 +163,7 @@ nlohmann::json PeerToJson(const PeerInfo& p) {
     if (p.repl_state)
         j["repl_state"] = ReplStateName(*p.repl_state);
     Put(j, "in_writeset", p.in_writeset);
+    Put(j, "disk_failed", p.disk_failed);
     if (p.role)
         j["role"] = RoleName(*p.role);
     Put(j, "dirty_bytes", p.dirty_bytes);
@@ -216,6 +217,10 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
     Put(j, "ping_timeout_ms", v.ping_timeout_ms);
     Put(j, "resync_rate", v.resync_rate);
     Put(j, "auto_degrade", v.auto_degrade);
+    Put(j, "disk_timeout_ms", v.disk_timeout_ms);
+    Put(j, "disk_error", v.disk_error);
+    if (v.disk_failed_at)
+        j["disk_failed_at"] = FormatUtcSeconds(*v.disk_failed_at);
     if (v.stats) {
         const VolumeStats& s = *v.stats;
         j["stats"] = {
@@ -289,6 +294,10 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
     line("block size", std::to_string(v.block_size));
     line("uuid", FormatUuid(v.uuid));
     line("state", VolumeStateName(v.state));
+    if (v.disk_error)
+        line("disk", "failed" +
+                         (v.disk_failed_at ? " at " + FormatUtcSeconds(*v.disk_failed_at) : "") +
+                         ": " + *v.disk_error + "; detached");
     line("open count", std::to_string(v.open_count));
     if (v.held_io && *v.held_io > 0)
         line("held I/O", std::to_string(*v.held_io) + " requests (lease deadline passed)");
@@ -300,7 +309,7 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
     if (v.epoch)
         line("epoch", std::to_string(*v.epoch));
     if (v.request_timeout_ms || v.ping_interval_ms || v.ping_timeout_ms || v.resync_rate ||
-        v.auto_degrade) {
+        v.auto_degrade || v.disk_timeout_ms) {
         out << "tunables:\n";
         if (v.request_timeout_ms)
             entry(2, "request timeout", std::to_string(*v.request_timeout_ms) + " ms");
@@ -315,6 +324,9 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
                                             std::to_string(*v.resync_rate) + " bytes/s)");
         if (v.auto_degrade)
             entry(2, "auto degrade", *v.auto_degrade ? "on" : "off");
+        if (v.disk_timeout_ms)
+            entry(2, "disk timeout",
+                  *v.disk_timeout_ms == 0 ? "none" : std::to_string(*v.disk_timeout_ms) + " ms");
     }
     if (v.stats) {
         const VolumeStats& s = *v.stats;
@@ -364,6 +376,8 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
             entry(4, "replica", ReplStateName(*p.repl_state));
         if (p.in_writeset)
             entry(4, "in write set", YesNo(*p.in_writeset));
+        if (p.disk_failed.value_or(false))
+            entry(4, "disk", "failed (its writes are held until it leaves the write set)");
         if (p.role)
             entry(4, "peer role", RoleName(*p.role));
         if (p.held)
@@ -411,6 +425,8 @@ std::string FormatEventLine(const std::string& time, const VolumeInfo& v) {
             text += " repl=" + ReplStateName(*p.repl_state);
         if (p.in_writeset)
             text += " writeset=" + YesNo(*p.in_writeset);
+        if (p.disk_failed.value_or(false))
+            text += " disk=failed";
         if (v.event == CHORUS_EVENT_RESYNC) {
             if (p.sync_done_bytes)
                 text += " sync_done=" + std::to_string(*p.sync_done_bytes);
@@ -560,6 +576,16 @@ void PrintMetaInspect(std::ostream& out, const std::string& backing, const MetaR
     }
     if (!any)
         line("peers", "none");
+}
+
+std::string FormatUtcSeconds(uint64_t seconds) {
+    std::time_t t = static_cast<std::time_t>(seconds);
+    std::tm tm;
+    gmtime_r(&t, &tm);
+    char buf[64];
+    std::snprintf(buf, sizeof(buf), "%04d-%02d-%02dT%02d:%02d:%02dZ", tm.tm_year + 1900,
+                  tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec);
+    return buf;
 }
 
 std::string NowIso8601() {

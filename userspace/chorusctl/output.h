@@ -37,6 +37,9 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v);
 // One line per event: time, event, name, device, size, state; then what the
 // event is about: role and epoch, the peer and its states, resync or verify
 // progress, and the reason.
+// seconds since the epoch as "2026-11-27T06:40:00Z".
+std::string FormatUtcSeconds(uint64_t seconds);
+
 std::string FormatEventLine(const std::string& time, const VolumeInfo& v);
 
 // "10.0.0.2:7788", "[fd00::2]:7788".

@@ -36,20 +36,26 @@ nlohmann::json PeerStatus(const PeerInfo& p) {
             {"held", p.held.value_or(0)},
             {"dirty_bytes", p.dirty_bytes.value_or(0)},
             {"sync_done_bytes", p.sync_done_bytes.value_or(0)},
-            {"sync_total_bytes", p.sync_total_bytes.value_or(0)}};
+            {"sync_total_bytes", p.sync_total_bytes.value_or(0)},
+            {"disk_failed", p.disk_failed.value_or(false)}};
 }
 
 nlohmann::json VolumeStatus(const VolumeInfo& v) {
     nlohmann::json peers = nlohmann::json::object();
     for (const PeerInfo& p : v.peers)
         peers[std::to_string(p.node_id.value_or(0))] = PeerStatus(p);
-    return {{"role", RoleName(v.role.value_or(0))},
-            {"epoch", v.epoch.value_or(0)},
-            {"state", VolumeStateName(v.state)},
-            {"device", "/dev/" + v.disk_name},
-            {"open_count", v.open_count},
-            {"held_io", v.held_io.value_or(0)},
-            {"peers", peers}};
+    nlohmann::json j = {{"role", RoleName(v.role.value_or(0))},
+                        {"epoch", v.epoch.value_or(0)},
+                        {"state", VolumeStateName(v.state)},
+                        {"device", "/dev/" + v.disk_name},
+                        {"open_count", v.open_count},
+                        {"held_io", v.held_io.value_or(0)},
+                        {"peers", peers}};
+    if (v.disk_error)
+        j["disk_error"] = *v.disk_error;
+    if (v.disk_failed_at)
+        j["disk_failed_at"] = *v.disk_failed_at;
+    return j;
 }
 
 }  // namespace

@@ -189,6 +189,16 @@ bool Unreachable(const PeerInfo& p) {
            (p.conn_state == CHORUS_CONN_UNREACHABLE || p.held.value_or(0) > 0);
 }
 
+// A member that cannot take writes: away, or its disk failed (it stays
+// connected, and the kernel holds its writes like an absent member's).
+bool Lost(const PeerInfo& p) {
+    return Unreachable(p) || p.disk_failed.value_or(false);
+}
+
+std::string LostWhy(const PeerInfo& p) {
+    return p.disk_failed.value_or(false) ? "'s disk failed" : " is unreachable";
+}
+
 // On the owner: a member the kernel cannot reach leaves the write set in
 // etcd first, and only then in the kernel (which holds the writes for it
 // meanwhile: DESIGN.md invariant 4); an out-of-date replica that finished
@@ -202,15 +212,14 @@ void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeIn
     std::vector<uint32_t> drop;
     for (const PeerInfo& p : kv.peers) {
         uint32_t id = p.node_id.value_or(0);
-        if (Contains(next.members, id) && Unreachable(p)) {
+        if (Contains(next.members, id) && Lost(p)) {
             Remove(next.members, id);
             next.out_of_date.push_back(id);
             if (p.in_writeset.value_or(false))
                 drop.push_back(id);
             else
-                Log(ctx, Severity::kWarn, name, Id(id) + " is unreachable: marked out of date");
-        } else if (Contains(next.out_of_date, id) && p.in_writeset.value_or(false) &&
-                   Unreachable(p)) {
+                Log(ctx, Severity::kWarn, name, Id(id) + LostWhy(p) + ": marked out of date");
+        } else if (Contains(next.out_of_date, id) && p.in_writeset.value_or(false) && Lost(p)) {
             drop.push_back(id);
         } else if (Contains(next.out_of_date, id) && p.conn_state == CHORUS_CONN_CONNECTED &&
                    p.repl_state == CHORUS_REPL_UP_TO_DATE) {
@@ -224,8 +233,10 @@ void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeIn
         throw Error("the write set changed under the owner; read again", EAGAIN);
     for (uint32_t id : drop) {
         ctx.kernel->WritesetRemove(name, id);
+        const PeerInfo* p = FindPeer(kv, id);
         Log(ctx, Severity::kWarn, name,
-            Id(id) + " is unreachable: out of the write set (recorded in etcd first)");
+            Id(id) + (p ? LostWhy(*p) : std::string(" is unreachable")) +
+                ": out of the write set (recorded in etcd first)");
     }
 }
 
@@ -300,6 +311,12 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
     kv = ctx.kernel->Get(spec.name);
     TendWriteSet(ctx, vol, kv);
     TendAccessPoint(ctx, vol, kv);
+    if (kv.state == CHORUS_VOLUME_STATE_FAILED)
+        throw Error("the local disk " + kv.backing_path + " failed (" +
+                        kv.disk_error.value_or("no reason given") +
+                        ") and is detached: this node's copy is out of date; it serves the "
+                        "volume by forwarding to the owner until the disk is replaced",
+                    EIO);
 }
 
 }  // namespace chorus

@@ -51,6 +51,9 @@ constexpr std::array<const char*, CHORUS_A_MAX + 1> kAttrNames = {
     "CHORUS_A_LEASE_EXPIRIES",
     "CHORUS_A_HELD_IO",
     "CHORUS_A_DISKLESS",
+    "CHORUS_A_DISK_TIMEOUT_MS",
+    "CHORUS_A_DISK_ERROR",
+    "CHORUS_A_DISK_FAILED_AT",
 };
 
 constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
@@ -80,6 +83,7 @@ constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
     "CHORUS_PEER_A_LAST_ERROR",
     "CHORUS_PEER_A_ACTIVE_TRANSPORT",
     "CHORUS_PEER_A_PATH",
+    "CHORUS_PEER_A_DISK_FAILED",
 };
 
 constexpr std::array<const char*, CHORUS_PATH_A_MAX + 1> kPathAttrNames = {
@@ -248,6 +252,7 @@ PeerInfo ParsePeer(Payload nest) {
     u32(CHORUS_PEER_A_CONN_STATE, peer.conn_state);
     u32(CHORUS_PEER_A_REPL_STATE, peer.repl_state);
     flag(CHORUS_PEER_A_IN_WRITESET, peer.in_writeset);
+    flag(CHORUS_PEER_A_DISK_FAILED, peer.disk_failed);
     u32(CHORUS_PEER_A_ROLE, peer.role);
     u64(CHORUS_PEER_A_DIRTY_BYTES, peer.dirty_bytes);
     u64(CHORUS_PEER_A_SYNC_TOTAL_BYTES, peer.sync_total_bytes);
@@ -513,7 +518,19 @@ NlMsgPtr BuildVolumeSet(int family, const VolumeSetRequest& req) {
     if (req.auto_degrade)
         Check(nla_put_u8(msg.get(), CHORUS_A_AUTO_DEGRADE, *req.auto_degrade ? 1 : 0),
               CHORUS_A_AUTO_DEGRADE);
+    if (req.disk_timeout_ms)
+        PutU32(msg.get(), CHORUS_A_DISK_TIMEOUT_MS, *req.disk_timeout_ms);
     return msg;
+}
+
+// The local disk's timeout, and why and when it failed if it did.
+void ParseDiskHealth(const std::array<std::optional<Payload>, CHORUS_A_MAX + 1>& a, VolumeInfo& v) {
+    GetOptional<uint32_t>(a[CHORUS_A_DISK_TIMEOUT_MS], AttrName(CHORUS_A_DISK_TIMEOUT_MS),
+                          v.disk_timeout_ms);
+    if (a[CHORUS_A_DISK_ERROR])
+        v.disk_error = GetText(a[CHORUS_A_DISK_ERROR], AttrName(CHORUS_A_DISK_ERROR));
+    GetOptional<uint64_t>(a[CHORUS_A_DISK_FAILED_AT], AttrName(CHORUS_A_DISK_FAILED_AT),
+                          v.disk_failed_at);
 }
 
 VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
@@ -586,6 +603,7 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
     u32(CHORUS_A_PING_TIMEOUT_MS, v.ping_timeout_ms);
     GetOptional<uint64_t>(a[CHORUS_A_RESYNC_RATE], AttrName(CHORUS_A_RESYNC_RATE), v.resync_rate);
     GetOptional<uint8_t>(a[CHORUS_A_AUTO_DEGRADE], AttrName(CHORUS_A_AUTO_DEGRADE), v.auto_degrade);
+    ParseDiskHealth(a, v);
     if (a[CHORUS_A_PEERS])
         v.peers = ParsePeers(*a[CHORUS_A_PEERS]);
     if (a[CHORUS_A_PEER])

@@ -68,6 +68,9 @@ struct PeerInfo {
     std::optional<uint32_t> conn_state;  // enum chorus_conn_state
     std::optional<uint32_t> repl_state;  // enum chorus_repl_state
     std::optional<bool> in_writeset;
+    // The peer said in this session that its disk failed: its part of
+    // every write is held until it leaves the write set.
+    std::optional<bool> disk_failed;
     std::optional<uint32_t> role;  // enum chorus_role, from the peer's handshake
     std::optional<uint64_t> dirty_bytes;
     std::optional<uint64_t> sync_total_bytes;
@@ -115,6 +118,12 @@ struct VolumeInfo {
     std::optional<uint32_t> ping_timeout_ms;
     std::optional<uint64_t> resync_rate;  // bytes per second, 0 for no limit
     std::optional<bool> auto_degrade;
+    // The local disk: how long it may complete nothing (0: no limit), and
+    // once it failed (state CHORUS_VOLUME_STATE_FAILED) why and when
+    // (seconds since the epoch).
+    std::optional<uint32_t> disk_timeout_ms;
+    std::optional<std::string> disk_error;
+    std::optional<uint64_t> disk_failed_at;
     std::vector<PeerInfo> peers;  // CHORUS_A_PEERS, in the kernel's order
 
     // Peer events only: the peer concerned and why.
@@ -168,10 +177,11 @@ struct VolumeSetRequest {
     std::optional<uint32_t> ping_timeout_ms;
     std::optional<uint64_t> resync_rate;
     std::optional<bool> auto_degrade;
+    std::optional<uint32_t> disk_timeout_ms;  // 0: no limit
 
     bool empty() const {
         return !request_timeout_ms && !ping_interval_ms && !ping_timeout_ms && !resync_rate &&
-               !auto_degrade;
+               !auto_degrade && !disk_timeout_ms;
     }
 };
 

@@ -171,6 +171,14 @@ enum chorus_cmd {
  *	in the volume's attributes); PEER_ADD, a peer that is one
  * @CHORUS_A_HELD_IO: u32, requests of the volume held because the lease
  *	deadline passed
+ * @CHORUS_A_DISK_TIMEOUT_MS: u32, how long the local disk may complete
+ *	nothing while I/O is outstanding before it is declared failed and
+ *	detached; 0 disables the check (default 5000, else 1000..600000)
+ * @CHORUS_A_DISK_ERROR: string, why the local disk was detached (in the
+ *	volume's attributes once %CHORUS_A_STATE is %CHORUS_VOLUME_STATE_FAILED,
+ *	and in its %CHORUS_EVENT_VOLUME_STATE event)
+ * @CHORUS_A_DISK_FAILED_AT: u64, when the local disk was detached, in
+ *	seconds since the epoch (CLOCK_REALTIME)
  * @__CHORUS_A_MAX: internal
  * @CHORUS_A_MAX: highest attribute number
  */
@@ -210,6 +218,9 @@ enum chorus_attr {
 	CHORUS_A_LEASE_EXPIRIES,
 	CHORUS_A_HELD_IO,
 	CHORUS_A_DISKLESS,
+	CHORUS_A_DISK_TIMEOUT_MS,
+	CHORUS_A_DISK_ERROR,
+	CHORUS_A_DISK_FAILED_AT,
 
 	__CHORUS_A_MAX,
 	CHORUS_A_MAX = __CHORUS_A_MAX - 1
@@ -269,8 +280,11 @@ enum chorus_stat_attr {
  * enum chorus_volume_state - what a volume can do now
  * @CHORUS_VOLUME_STATE_UNSPEC: unused
  * @CHORUS_VOLUME_STATE_ONLINE: serving I/O
- * @CHORUS_VOLUME_STATE_FAILED: the backing device returned an I/O error;
- *	the volume keeps passing I/O through and reports each error
+ * @CHORUS_VOLUME_STATE_FAILED: the local disk returned an I/O error or
+ *	completed nothing within the disk timeout, and is detached: a
+ *	replica applies nothing more and answers that its disk failed, its
+ *	metadata stays as it was; an owner (or a volume without peers) still
+ *	passes its requests to the disk and reports each error
  * @__CHORUS_VOLUME_STATE_MAX: internal
  */
 enum chorus_volume_state {
@@ -349,6 +363,9 @@ enum chorus_event {
  *	%CHORUS_TRANSPORT_RDMA); %CHORUS_TRANSPORT_UNSPEC when there is none
  * @CHORUS_PEER_A_PATH: nested &enum chorus_path_attr, repeated: one per
  *	transport the peer may use (two for %CHORUS_TRANSPORT_RDMA_TCP)
+ * @CHORUS_PEER_A_DISK_FAILED: u8, 1: the peer said in this session that its
+ *	disk failed; its part of every write stays held until it leaves the
+ *	write set (or the session ends)
  * @__CHORUS_PEER_A_MAX: internal
  * @CHORUS_PEER_A_MAX: highest peer attribute number
  */
@@ -379,6 +396,7 @@ enum chorus_peer_attr {
 	CHORUS_PEER_A_LAST_ERROR,
 	CHORUS_PEER_A_ACTIVE_TRANSPORT,
 	CHORUS_PEER_A_PATH,
+	CHORUS_PEER_A_DISK_FAILED,
 
 	__CHORUS_PEER_A_MAX,
 	CHORUS_PEER_A_MAX = __CHORUS_PEER_A_MAX - 1

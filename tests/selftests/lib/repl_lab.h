@@ -19,7 +19,9 @@
 #define RL_SIZE_MB	64
 #endif
 #define RL_SIZE_STR	RL_STR(RL_SIZE_MB)
+#ifndef RL_BACKING		/* a suite may put a device-mapper target over it */
 #define RL_BACKING	"/dev/vdb"
+#endif
 
 /*
  * The transport node N declares its peers with (chorusctl peer add
@@ -229,7 +231,8 @@ static inline uint64_t rl_peer_u64(int vm, int node, const char *field)
 static inline bool rl_wait_peer(int vm, int node, const char *field, const char *want,
 			 int timeout_s)
 {
-	uint64_t end = now_ms() + timeout_s * 1000ULL;
+	/* The debug lab kernel copies and resyncs several times slower. */
+	uint64_t end = now_ms() + timeout_s * 1000ULL * rl_scale();
 	char out[256];
 
 	do {
@@ -238,8 +241,8 @@ static inline bool rl_wait_peer(int vm, int node, const char *field, const char 
 			return true;
 		usleep(200 * 1000);
 	} while (now_ms() < end);
-	fprintf(stderr, "# vm%d: peer %d %s is \"%s\", not \"%s\" after %d s\n", vm,
-		node, field, out, want, timeout_s);
+	fprintf(stderr, "# vm%d: peer %d %s is \"%s\", not \"%s\" after %u s\n", vm,
+		node, field, out, want, timeout_s * rl_scale());
 	return false;
 }
 
