@@ -141,6 +141,10 @@ void chorus_rq_put(struct request *rq)
 		return;
 
 	status = READ_ONCE(rqd->status);
+	/* A write whose local part failed stands if a member has it. */
+	if (READ_ONCE(rqd->local_failed) && !atomic_read(&rqd->copies) &&
+	    status == BLK_STS_OK)
+		status = BLK_STS_IOERR;
 	chorus_repl_rq_done(vol, rq);
 	if (chorus_dev_hold(vol, rq, &vol->held_done))
 		return;
@@ -153,8 +157,15 @@ static void chorus_clone_endio(struct bio *clone)
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
 
 	chorus_disk_io_end(rq->q->queuedata, clone);
-	/* Any one error fails the request; which one does not matter. */
-	if (clone->bi_status)
+	/*
+	 * Any one error fails the request; which one does not matter. An
+	 * owner's replicated write that its disk failed (disk.c detaches
+	 * it) stands if a member of the write set has it (chorus_rq_put()).
+	 */
+	if (clone->bi_status && rqd->replicated &&
+	    clone->bi_status != BLK_STS_NOTSUPP)
+		WRITE_ONCE(rqd->local_failed, true);
+	else if (clone->bi_status)
 		WRITE_ONCE(rqd->status, clone->bi_status);
 	bio_put(clone);
 	chorus_rq_put(rq);
@@ -391,6 +402,9 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	blk_mq_start_request(rq);
 	rqd->status = BLK_STS_OK;
+	atomic_set(&rqd->copies, 0);
+	rqd->replicated = false;
+	rqd->local_failed = false;
 	rqd->range.in_tree = false;
 	rqd->fwd_id = 0;
 	atomic_set(&rqd->pending, 1);

@@ -489,6 +489,9 @@ int chorus_meta_bitmap_io(struct chorus_volume *vol, int slot,
 			  slot * le64_to_cpu(sb->bm_slot_sectors) +
 			  block * (CHORUS_META_BLOCK >> SECTOR_SHIFT);
 
+	/* As chorus_meta_write(): a detached disk keeps what it had. */
+	if (op_is_write(opf) && chorus_disk_failed(vol))
+		return 0;
 	return chorus_meta_rw_block(vol->backing.bdev, sector, buf, opf);
 }
 
@@ -575,6 +578,12 @@ int chorus_meta_al_io(struct chorus_volume *vol, u64 seq, void *buf,
 			  le64_to_cpu(sb->al_offset_sectors) +
 			  slot * (CHORUS_META_BLOCK >> SECTOR_SHIFT);
 
+	/*
+	 * As chorus_meta_write(). An owner whose disk failed goes on logging
+	 * to its write set, which keeps the log a next owner needs.
+	 */
+	if (op_is_write(opf) && chorus_disk_failed(vol))
+		return 0;
 	return chorus_meta_rw_block(vol->backing.bdev, sector, buf, opf);
 }
 

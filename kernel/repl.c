@@ -399,7 +399,12 @@ static void chorus_repl_fan_out(struct chorus_volume *vol, struct request *rq)
 		if (send[i])
 			chorus_repl_send_rq(peer, rq, gen[i]);
 	}
-	chorus_dev_submit_local(vol, rq);
+	/* A detached disk gets nothing: the write set has the data. */
+	rqd->replicated = true;
+	if (chorus_disk_failed(vol))
+		rqd->local_failed = true;
+	else
+		chorus_dev_submit_local(vol, rq);
 	chorus_rq_put(rq);
 }
 
@@ -843,6 +848,7 @@ static int chorus_owner_ack(struct chorus_conn *conn,
 	if (!rq)	/* completed when the peer left the write set */
 		return 0;
 	if (ours) {
+		atomic_inc(&((struct chorus_rq *)blk_mq_rq_to_pdu(rq))->copies);
 		chorus_rq_put(rq);
 		return 0;
 	}

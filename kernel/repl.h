@@ -463,10 +463,19 @@ struct chorus_range {
  * @fwd_gen: that peer's session, under chorus_fwd.lock
  * @fwd_deadline: jiffies after which a forwarded request not yet answered
  *	fails rather than go to an owner (the forward timeout)
+ * @copies: write-set peers that acked the request (chorus_owner_ack())
+ * @replicated: an owner's write or flush, sent to its write set
+ *	(chorus_repl_fan_out()); its local part may fail without failing it
+ * @local_failed: its local part failed, or was not sent because the disk
+ *	had failed (disk.c): it succeeds only if @copies is not 0.
+ *	WRITE_ONCE from bio completion, read after the last reference
  */
 struct chorus_rq {
 	atomic_t pending;
 	blk_status_t status;
+	atomic_t copies;
+	bool replicated;
+	bool local_failed;
 	struct chorus_range range;
 	struct list_head wait_entry;
 	u32 seq[CHORUS_MAX_PEERS];

@@ -355,6 +355,46 @@ static void replica_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(c
 			   "dmsetup resume " LV_DM));
 }
 
+/* The owner's writes of owner_disk_fails(), verified on node 2 later. */
+#define OWNER_WRITES	"--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M " \
+			"--io_size=3M --rate_iops=150 --verify=crc32c --do_verify=0"
+
+/*
+ * Node 1's disk, the owner's, fails under fio writes (its logical volume's
+ * table swapped for error): no write fails, node 2 (the write set) has each.
+ * Node 1's chorusd records node 1 out of date in etcd, steps down and gives
+ * its owner key up; node 2 takes it. Every write fio made is on node 2
+ * (--verify_only), and node 1, without a disk, serves the volume by
+ * forwarding to node 2. The table is put back for the teardown.
+ */
+static void owner_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self)
+{
+	char dev[64];
+	pid_t fio;
+
+	ASSERT_EQ(0, rl_on(1, "dmsetup table " LV_DM " > /tmp/chorus-lv.table"));
+	fio = rl_fio_background(&self->env, 1, OWNER_WRITES);
+	ASSERT_LE(0, fio);
+	sleep(2);
+	ASSERT_EQ(0, rl_on(1, "dmsetup load " LV_DM " --table \"0 $(blockdev --getsz "
+			   "/dev/mapper/" LV_DM ") error\" && dmsetup resume " LV_DM));
+	EXPECT_EQ(0, wait_child(fio, scaled(90) * 1000)) TH_LOG("a write failed");
+	self->env.npids = 0;
+	EXPECT_TRUE(cl_wait(self, VOL, ".owner.node_id", "2", 30));
+	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.out_of_date | map(tostring) | join(\",\")",
+			    "1", 30));
+	EXPECT_EQ(0, run("grep -q 'the local disk failed: this node is out of date' "
+			 "%s/cluster/vm1/chorusd.log", getenv("LAB_DIR")));
+	__dev_of(_metadata, 2, VOL, dev, sizeof(dev));
+	EXPECT_EQ(0, rl_on(2, "fio --name=t --filename=%s --direct=1 --ioengine=libaio "
+			   OWNER_WRITES " --verify_only >/dev/null", dev))
+		TH_LOG("a write acknowledged on node 1 is not on node 2");
+	fio_on(1, "--rw=randwrite --bs=4k --offset=16M --size=2M --verify=crc32c "
+	       "--verify_fatal=1");
+	EXPECT_EQ(0, rl_on(1, "dmsetup load " LV_DM " < /tmp/chorus-lv.table && "
+			   "dmsetup resume " LV_DM));
+}
+
 /*
  * A volume created from a node that holds no replica: placed on the nodes
  * asked for, formatted, synced, owned by the first; fio verifies through
@@ -532,7 +572,7 @@ TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_wri
 /*
  * chorusd on the owner is SIGKILLed under writes and started again: it
  * adopts its session, I/O sees no error, the volume keeps its owner and
- * epoch.
+ * epoch. Then the owner's disk fails under writes (owner_disk_fails()).
  */
 TEST_F_TIMEOUT(cluster, chorusd_restart_on_owner_disturbs_nothing, 300)
 {
@@ -564,6 +604,7 @@ TEST_F_TIMEOUT(cluster, chorusd_restart_on_owner_disturbs_nothing, 300)
 	 */
 	TH_LOG("kernel deadline expiries: %s before the kill, %s after the restart", before,
 	       expiries);
+	owner_disk_fails(_metadata, self);
 }
 
 /* The kernel lease state on @vm: "valid", "expired" or "disarmed". */

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * disk: a replica's disk that fails, stalls or flakes under writes is
- * detached, and no error reaches the application (issue 19).
+ * detached, and no error reaches the application; an owner's disk that
+ * fails under writes fails none of them, and the owner hands over (issue
+ * 19).
  *
  * Runs on vm1, the owner (node 1), and drives vm2, the replica (node 2).
  * On both VMs the volume's backing device is a device-mapper target,
@@ -60,6 +62,11 @@ FIXTURE_SETUP(disk)
 	const char *count = getenv("CHORUS_VM_COUNT");
 	int vm;
 
+	/*
+	 * The owner's failed disk is make check's in the cluster suite
+	 * (cluster.chorusd_restart_…), kernel and chorusd together; the
+	 * flakey disk takes the error case's path.
+	 */
 	CHORUS_CHECK_LANE("replica_disk_error_held_until_out_of_writeset "
 			  "replica_disk_stall_detached_short_stall_not");
 	env_setup(_metadata, &self->env, false);
@@ -213,6 +220,55 @@ TEST_F_TIMEOUT(disk, replica_disk_stall_detached_short_stall_not, 300)
 	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
 }
 
+/* The writes of the owner's disk case: verified later with --verify_only. */
+#define OWNER_WRITES	"--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M " \
+			"--io_size=3M --rate_iops=150 --verify=crc32c --do_verify=0"
+
+/*
+ * vm1's own disk, the owner's, fails every I/O under fio writes. vm1
+ * detaches it and no write fails: each is acknowledged once vm2, the write
+ * set, has it (the one whose local part failed as well). Then the hand-over
+ * chorusd makes (cluster.md): vm1 steps down, refusing to own again, and
+ * vm2 becomes the owner at a higher epoch. Every write fio made is there on
+ * vm2's disk (fio --verify_only). vm2 finds vm1's disk failed and vm1 leaves
+ * its write set; then vm1, without a disk, serves the volume by forwarding:
+ * fio with verify through it passes.
+ */
+TEST_F_TIMEOUT(disk, owner_disk_error_writes_stand_on_the_write_set, 300)
+{
+	char out[512];
+	pid_t fio;
+
+	fio = start_writer(&self->env, OWNER_WRITES);
+	ASSERT_LE(0, fio);
+	sleep(2);
+	ASSERT_EQ(0, dm_swap(1, "0 " DM_SECTORS " error"));
+	writer_ok(fio);
+	volume_field(1, "state", out, sizeof(out));
+	EXPECT_STREQ("failed", out);
+	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
+
+	ASSERT_EQ(0, rl_on(1, "%s volume role " VOL " replica >/dev/null", rl_ctl()));
+	ASSERT_NE(0, rl_on_out(1, out, sizeof(out), "%s volume role " VOL
+			       " owner --epoch %d 2>&1", rl_ctl(), EPOCH + 2));
+	EXPECT_NE(NULL, strstr(out, "local disk failed")) TH_LOG("vm1 said: %s", out);
+	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " owner --epoch %d >/dev/null",
+			   rl_ctl(), EPOCH + 1));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "role", "owner", 30));
+	EXPECT_EQ(0, rl_on(PEER, RL_FIO OWNER_WRITES " --verify_only >/dev/null"))
+		TH_LOG("a write acknowledged on vm1 is not on vm2");
+	/*
+	 * vm2 learns vm1's disk failed (vm1 stores no log) and holds vm1's
+	 * part of each write until vm1 leaves its write set: chorusd records
+	 * that first (node 1 is out of date in etcd already); here by hand.
+	 */
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "disk_failed", "true", 30));
+	rl_on(PEER, "%s writeset remove " VOL " 1 >/dev/null", rl_ctl());
+	EXPECT_EQ(0, rl_on(1, RL_FIO "--rw=randwrite --bs=4k --iodepth=4 --offset=16M "
+			   "--size=2M --verify=crc32c --verify_fatal=1 >/dev/null"))
+		TH_LOG("vm1 does not serve the volume through vm2");
+}
+
 /*
  * Intermittent errors: vm2's disk fails its I/O for 2 s of every 4. It is
  * detached at the first error and stays so: vm2 logs the failure once, and
@@ -231,7 +287,8 @@ TEST_F_TIMEOUT(disk, replica_disk_flakey_detached_once, 300)
 	ASSERT_EQ(0, dm_swap(PEER, "0 " DM_SECTORS " flakey /dev/vdb 0 2 2"));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "disk_failed", "true", 15));
 	writer_ok(fio);
-	EXPECT_EQ(1, rl_cmd_u64(PEER, "dmesg | grep -c 'repl0: disk .* failed'"));
+	EXPECT_EQ(1, rl_cmd_u64(PEER, "dmesg | sed -n '/replica_disk_flakey_detached_once begin/,$p'"
+				" | grep -c 'repl0: disk .* failed'"));
 	EXPECT_EQ(reconnects, rl_peer_u64(1, PEER, "reconnects"));
 	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
 }

@@ -240,6 +240,38 @@ void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeIn
     }
 }
 
+// On an owner whose disk failed (the kernel detached it; the write set
+// acknowledges its writes, its reads fail): once another member of the
+// write set is connected and up to date, this node is recorded out of date
+// in etcd (guarded by its owner key), steps down and gives the key up. The
+// election that follows cannot pick it (it is no member), and as a replica
+// without a disk it serves the volume by forwarding. True if it handed over.
+bool HandOverFailedDisk(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
+    const std::string& name = vol.spec.value.name;
+    if (kv.state != CHORUS_VOLUME_STATE_FAILED || kv.role != CHORUS_ROLE_OWNER || !vol.owner ||
+        !vol.writeset || vol.owner->node_id != ctx.node_id || vol.owner->lease != ctx.lease_id)
+        return false;
+    const std::vector<uint32_t>& members = vol.writeset->value.members;
+    if (std::none_of(members.begin(), members.end(),
+                     [&](uint32_t id) { return id != ctx.node_id && Ready(vol, kv, id); }))
+        return false;
+    WriteSet next = vol.writeset->value;
+    if (Contains(next.members, ctx.node_id)) {
+        Remove(next.members, ctx.node_id);
+        next.out_of_date.push_back(ctx.node_id);
+        if (!ctx.store->ChangeWriteSet(name, *vol.owner, vol.writeset->mod_revision, next))
+            throw Error("the write set changed while recording this node's failed disk", EAGAIN);
+    }
+    ctx.kernel->SetRole({name, CHORUS_ROLE_REPLICA, std::nullopt});
+    if (!ctx.store->ReleaseOwnership(name, *vol.owner))
+        throw Error("the owner key changed while handing over from a failed disk", EAGAIN);
+    Log(ctx, Severity::kWarn, name,
+        "the local disk failed: this node is out of date (recorded in etcd first), stepped "
+        "down and released the owner key of epoch " +
+            std::to_string(vol.owner->epoch));
+    return true;
+}
+
 // On the owner: a volume its export's strategy assigns to another node is
 // handed there (a planned move) once that node is ready to take it.
 void TendAccessPoint(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
@@ -305,7 +337,7 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
                     EEXIST);
     EnsurePeers(ctx, spec, kv);
     kv = ctx.kernel->Get(spec.name);
-    if (TendMove(ctx, vol, kv))
+    if (TendMove(ctx, vol, kv) || HandOverFailedDisk(ctx, vol, kv))
         return;
     EnsureRole(ctx, vol, kv);
     kv = ctx.kernel->Get(spec.name);
@@ -314,8 +346,12 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
     if (kv.state == CHORUS_VOLUME_STATE_FAILED)
         throw Error("the local disk " + kv.backing_path + " failed (" +
                         kv.disk_error.value_or("no reason given") +
-                        ") and is detached: this node's copy is out of date; it serves the "
-                        "volume by forwarding to the owner until the disk is replaced",
+                        ") and is detached: this node's copy is out of date; " +
+                        (kv.role == CHORUS_ROLE_OWNER
+                             ? "it stays the owner, its writes acknowledged by the write set "
+                               "and its reads failing, until another member is up to date"
+                             : "it serves the volume by forwarding to the owner until the disk "
+                               "is replaced"),
                     EIO);
 }
 
