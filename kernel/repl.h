@@ -457,6 +457,7 @@ struct chorus_range {
  * @fwd_gen: that peer's session, under chorus_fwd.lock
  * @fwd_deadline: jiffies after which a forwarded request not yet answered
  *	fails rather than go to an owner (the forward timeout)
+ * @start_ns: ktime_get_ns() when it was queued, for its latency (latency.c)
  */
 struct chorus_rq {
 	atomic_t pending;
@@ -470,6 +471,7 @@ struct chorus_rq {
 	struct chorus_peer *fwd_peer;
 	u32 fwd_gen;
 	unsigned long fwd_deadline;
+	u64 start_ns;
 };
 
 /* repl.c */
