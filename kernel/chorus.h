@@ -9,6 +9,7 @@
  *   sysfs.c    /sys/block/chorusN/chorus/
  *   genl.c     the generic netlink family "chorus"
  *   lease.c    the node's lease deadline: owners hold I/O past it
+ *   latency.c  read and write latency histograms
  *
  * and replication, declared in repl.h.
  */
@@ -120,6 +121,31 @@ static inline u64 chorus_stat_value(const struct chorus_stats *sum,
 	return *(const u64 *)((const u8 *)sum + desc->offset);
 }
 
+/* Which histogram of &struct chorus_lat. */
+#define CHORUS_LAT_READ		0
+#define CHORUS_LAT_WRITE	1
+#define CHORUS_LAT_NR_OPS	2
+
+/**
+ * struct chorus_lat_hist - a latency histogram (latency.c)
+ * @bucket: requests per bucket, as %CHORUS_LAT_BUCKETS in the uapi says
+ * @sum_ns: their latencies added up, in ns
+ */
+struct chorus_lat_hist {
+	u64 bucket[CHORUS_LAT_BUCKETS];
+	u64 sum_ns;
+};
+
+/**
+ * struct chorus_lat - per-CPU latency histograms of a volume
+ * @hist: indexed by %CHORUS_LAT_READ or %CHORUS_LAT_WRITE
+ *
+ * Updated like &struct chorus_stats, with this_cpu_*() on completion.
+ */
+struct chorus_lat {
+	struct chorus_lat_hist hist[CHORUS_LAT_NR_OPS];
+};
+
 /**
  * struct chorus_disk_health - the health of a volume's local disk (disk.c)
  * @lock: protects @error and @failed_at; taken from bio completion, so
@@ -169,6 +195,7 @@ struct chorus_disk_health {
  * @disk: the block device exported as /dev/chorusN
  * @bio_set: clones of incoming bios sent to @backing
  * @stats: per-CPU counters
+ * @lat: per-CPU latency histograms
  * @health: the health of @backing's device
  * @lock: protects @open_count and @dying
  * @open_count: how many times @disk is open
@@ -199,6 +226,7 @@ struct chorus_volume {
 	struct gendisk *disk;
 	struct bio_set bio_set;
 	struct chorus_stats __percpu *stats;
+	struct chorus_lat __percpu *lat;
 
 	struct chorus_disk_health health;
 
@@ -332,6 +360,14 @@ bool chorus_lease_expired(void);
 int chorus_lease_set(u64 deadline, struct netlink_ext_ack *extack);
 void chorus_lease_get(struct chorus_lease_info *info);
 void chorus_lease_exit(void);
+
+/* latency.c */
+int chorus_lat_alloc(struct chorus_volume *vol);
+void chorus_lat_free(struct chorus_volume *vol);
+void chorus_lat_account(struct chorus_volume *vol, struct request *rq,
+			blk_status_t status);
+int chorus_lat_fill(struct sk_buff *skb, struct chorus_volume *vol);
+size_t chorus_lat_size(void);
 
 /* sysfs.c */
 extern const struct attribute_group *chorus_disk_groups[];

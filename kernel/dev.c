@@ -85,6 +85,7 @@ static void chorus_dev_end(struct chorus_volume *vol, struct request *rq,
 			   blk_status_t status)
 {
 	chorus_account(vol, rq, status);
+	chorus_lat_account(vol, rq, status);
 	blk_mq_end_request(rq, status);
 }
 
@@ -401,6 +402,7 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	}
 
 	blk_mq_start_request(rq);
+	rqd->start_ns = ktime_get_ns();
 	rqd->status = BLK_STS_OK;
 	atomic_set(&rqd->copies, 0);
 	rqd->replicated = false;

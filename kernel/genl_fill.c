@@ -43,6 +43,7 @@ size_t chorus_genl_volume_size(void)
 	       nla_total_size(0) +				/* STATS */
 	       CHORUS_NR_STATS *
 			nla_total_size_64bit(sizeof(u64)) +
+	       chorus_lat_size() +				/* READ/WRITE_LATENCY */
 	       7 * nla_total_size(sizeof(u32)) +		/* NODE_ID .. */
 	       2 * nla_total_size_64bit(sizeof(u64)) +		/* EPOCH, RATE */
 	       nla_total_size(sizeof(u8)) +			/* AUTO_DEGRADE */
@@ -74,6 +75,10 @@ static int chorus_genl_fill_stats(struct sk_buff *skb,
 			nla_nest_cancel(skb, nest);
 			return -EMSGSIZE;
 		}
+	}
+	if (chorus_lat_fill(skb, vol)) {
+		nla_nest_cancel(skb, nest);
+		return -EMSGSIZE;
 	}
 	nla_nest_end(skb, nest);
 	return 0;

@@ -309,6 +309,9 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 		ret = -ENOMEM;
 		goto free_vol;
 	}
+	ret = chorus_lat_alloc(vol);
+	if (ret)
+		goto free_stats;
 
 	/* Reserve the id; lookups skip it until the volume is complete. */
 	ret = idr_alloc(&chorus_volumes_idr, NULL, 0, CHORUS_MAX_VOLUMES,
@@ -316,7 +319,7 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	if (ret < 0) {
 		if (ret == -ENOSPC)
 			NL_SET_ERR_MSG(extack, "too many volumes");
-		goto free_stats;
+		goto free_lat;
 	}
 	vol->index = ret;
 
@@ -340,6 +343,8 @@ close_storage:
 	chorus_volume_close_storage(vol);
 remove_id:
 	idr_remove(&chorus_volumes_idr, vol->index);
+free_lat:
+	chorus_lat_free(vol);
 free_stats:
 	free_percpu(vol->stats);
 free_vol:
@@ -383,6 +388,7 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	/* No I/O is left to fail the disk. */
 	chorus_disk_stop(vol);
 	chorus_volume_close_storage(vol);
+	chorus_lat_free(vol);
 	free_percpu(vol->stats);
 	mutex_destroy(&vol->lock);
 	kfree(vol);

@@ -469,6 +469,7 @@ struct chorus_range {
  * @local_failed: its local part failed, or was not sent because the disk
  *	had failed (disk.c): it succeeds only if @copies is not 0.
  *	WRITE_ONCE from bio completion, read after the last reference
+ * @start_ns: ktime_get_ns() when it was queued, for its latency (latency.c)
  */
 struct chorus_rq {
 	atomic_t pending;
@@ -485,6 +486,7 @@ struct chorus_rq {
 	struct chorus_peer *fwd_peer;
 	u32 fwd_gen;
 	unsigned long fwd_deadline;
+	u64 start_ns;
 };
 
 /* repl.c */

@@ -649,4 +649,117 @@ TEST_F_TIMEOUT(repl, verify_reports_mismatch, 300)
 	EXPECT_EQ(0, run("dmesg | grep -q 'verify mismatch at sector 2304,'"));
 }
 
+#define METRICS_DIR	"/tmp/chorus-metrics"
+#define METRICS_URL	"http://127.0.0.1:9653/metrics"
+
+/* chorusd on vm1 with only [node] and [metrics]: it serves metrics, nothing else. */
+static pid_t start_metrics_chorusd(struct chorus_env *env)
+{
+	char chorusd[4200];
+	pid_t pid;
+
+	snprintf(chorusd, sizeof(chorusd), "%s/build/bin/chorusd", chorus_src());
+	if (run("rm -rf " METRICS_DIR " && mkdir -p " METRICS_DIR " && printf '[node]\\nid = 1\\n"
+		"[metrics]\\naddress = 127.0.0.1:9653\\n' > " METRICS_DIR "/chorusd.conf"))
+		return -1;
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(METRICS_DIR "/chorusd.log", O_WRONLY | O_CREAT | O_APPEND, 0644);
+
+		if (fd >= 0) {
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execl(chorusd, "chorusd", "--config", METRICS_DIR "/chorusd.conf", "--state-file",
+		      METRICS_DIR "/nvmet.json", (char *)NULL);
+		_exit(127);
+	}
+	env_track_pid(env, pid);
+	return pid;
+}
+
+/* Scrape into METRICS_DIR/@name with curl; 0 on success. */
+static int scrape(const char *name)
+{
+	return run("curl -sSf -o " METRICS_DIR "/%s " METRICS_URL, name);
+}
+
+/* The value of @series (name and labels as written) in scrape @name; -1 if absent. */
+static double metric(const char *name, const char *series)
+{
+	char out[64];
+
+	if (run_quiet(out, sizeof(out), "awk -v s='%s' 'index($0, s \" \") == 1 { print $2 }' "
+		      METRICS_DIR "/%s", series, name) || !out[0])
+		return -1;
+	return strtod(out, NULL);
+}
+
+/*
+ * chorusd's Prometheus metrics on the owner (Documentation/metrics.rst),
+ * scraped twice with curl under paced fio writes: the write counters and
+ * the kernel's write latency histogram rise, the peer is connected, in the
+ * write set and on the variant's transport; SIGTERM stops chorusd cleanly
+ * and its port with it.
+ */
+TEST_F_TIMEOUT(repl, metrics_under_fio, 120)
+{
+	const char *v = "{volume=\"" VOL "\"}";
+	const char *peer = "{volume=\"" VOL "\",peer=\"2\"";
+	char series[256];
+	pid_t chorusd, fio;
+	int i, status;
+
+	start("none", true);
+	chorusd = start_metrics_chorusd(&self->env);
+	ASSERT_LT(0, chorusd);
+	for (i = 0; i < 50 && scrape("first"); i++)
+		usleep(100000);
+	ASSERT_EQ(0, scrape("first")) TH_LOG("chorusd serves no metrics");
+	fio = rl_fio_background(&self->env, 1, "--rw=randwrite --bs=4k --iodepth=4 --offset=0 "
+				"--size=8M --time_based --runtime=6 --rate_iops=200");
+	ASSERT_LT(0, fio);
+	sleep(2);
+	ASSERT_EQ(0, scrape("first"));
+	sleep(2);
+	ASSERT_EQ(0, scrape("second"));
+	ASSERT_EQ(fio, waitpid(fio, &status, 0));
+	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("fio failed");
+
+	EXPECT_EQ(1, metric("second", "chorus_kernel_up"));
+	snprintf(series, sizeof(series), "chorus_volume_writes_total%s", v);
+	EXPECT_LT(0, metric("first", series));
+	EXPECT_LT(metric("first", series), metric("second", series)) TH_LOG("%s", series);
+	snprintf(series, sizeof(series), "chorus_volume_write_bytes_total%s", v);
+	EXPECT_LT(metric("first", series), metric("second", series)) TH_LOG("%s", series);
+	snprintf(series, sizeof(series), "chorus_volume_write_latency_seconds_count%s", v);
+	EXPECT_LT(0, metric("first", series));
+	EXPECT_LT(metric("first", series), metric("second", series)) TH_LOG("%s", series);
+	snprintf(series, sizeof(series),
+		 "chorus_volume_write_latency_seconds_bucket{volume=\"" VOL "\",le=\"+Inf\"}");
+	EXPECT_LT(0, metric("second", series)) TH_LOG("%s", series);
+	snprintf(series, sizeof(series), "chorus_volume_role{volume=\"" VOL "\",role=\"owner\"}");
+	EXPECT_EQ(1, metric("second", series));
+	snprintf(series, sizeof(series), "chorus_peer_connection_state%s,state=\"connected\"}",
+		 peer);
+	EXPECT_EQ(1, metric("second", series)) TH_LOG("%s", series);
+	snprintf(series, sizeof(series), "chorus_peer_in_write_set%s}", peer);
+	EXPECT_EQ(1, metric("second", series)) TH_LOG("%s", series);
+	snprintf(series, sizeof(series), "chorus_peer_replication_state%s,state=\"up-to-date\"}",
+		 peer);
+	EXPECT_EQ(1, metric("second", series)) TH_LOG("%s", series);
+	snprintf(series, sizeof(series), "chorus_peer_active_transport%s,transport=\"%s\"}", peer,
+		 variant->active);
+	EXPECT_EQ(1, metric("second", series)) TH_LOG("%s", series);
+	snprintf(series, sizeof(series), "chorus_peer_writes_sent_total%s}", peer);
+	EXPECT_LT(metric("first", series), metric("second", series)) TH_LOG("%s", series);
+
+	ASSERT_EQ(0, kill(chorusd, SIGTERM));
+	EXPECT_EQ(0, wait_child(chorusd, 10000)) TH_LOG("chorusd did not stop cleanly");
+	self->env.npids = 0;
+	EXPECT_NE(0, scrape("after")) TH_LOG("the port still answers after chorusd stopped");
+	if (!_metadata->passed)
+		run("tail -n 20 " METRICS_DIR "/chorusd.log; head -c 3000 " METRICS_DIR "/second");
+}
+
 CHORUS_HARNESS_MAIN

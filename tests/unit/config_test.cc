@@ -416,3 +416,47 @@ TEST(Config, LoadFromFile) {
 
 }  // namespace
 }  // namespace chorus
+
+namespace chorus {
+namespace {
+
+TEST(Config, MetricsAreOffWithoutTheirSection) {
+    EXPECT_FALSE(Parse(kValid).metrics.has_value());
+}
+
+TEST(Config, MetricsAddress) {
+    Config c = Parse(std::string(kValid) + "[metrics]\naddress = 127.0.0.1:9653\n");
+    ASSERT_TRUE(c.metrics.has_value());
+    EXPECT_EQ(c.metrics->address, "127.0.0.1:9653");
+    EXPECT_EQ(c.metrics->host, "127.0.0.1");
+    EXPECT_EQ(c.metrics->port, 9653);
+    c = Parse(std::string(kValid) + "[metrics]\naddress = [::1]:80\n");
+    EXPECT_EQ(c.metrics->host, "::1");
+    EXPECT_EQ(c.metrics->port, 80);
+}
+
+// A node that only serves metrics (volumes set up with chorusctl) needs
+// neither [subsystem] nor [cluster].
+TEST(Config, MetricsAloneAreEnough) {
+    Config c = Parse("[node]\nid = 1\n[metrics]\naddress = 0.0.0.0:9653\n");
+    EXPECT_FALSE(c.export_nvmet);
+    EXPECT_FALSE(c.cluster.has_value());
+    EXPECT_EQ(c.metrics->port, 9653);
+}
+
+TEST(Config, BadMetricsAddressNamesKeyAndValue) {
+    const std::string head = "[node]\nid = 1\n[metrics]\n";
+    for (const char* bad : {"localhost:9653", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536",
+                            "127.0.0.1:http", "::1:9653", "[127.0.0.1]:9653", "10.0.0.300:1"})
+        ExpectError(head + "address = " + bad + "\n",
+                    std::string("^test\\.conf:4: 'address': '") +
+                        std::regex_replace(bad, std::regex(R"([.\[\]])"), R"(\$&)") +
+                        "' is not IPV4:PORT or \\[IPV6\\]:PORT \\(port 1\\.\\.65535\\)");
+    ExpectError(head, "^test\\.conf:3: \\[metrics\\]: missing required key 'address'");
+    ExpectError(head + "address = 127.0.0.1:1\nport = 2\n",
+                "^test\\.conf:5: unknown key 'port' in \\[metrics\\]");
+    ExpectError("[node]\nid = 1\n[metrics x]\n", "section \\[metrics\\] takes no label");
+}
+
+}  // namespace
+}  // namespace chorus

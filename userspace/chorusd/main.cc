@@ -5,6 +5,7 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -15,6 +16,8 @@
 #include <CLI/CLI.hpp>
 
 #include "chorusd/log.h"
+#include "chorusd/metrics_scrape.h"
+#include "chorusd/metrics_server.h"
 #include "chorusd/reconciler.h"
 #include "chorusd/session_keeper.h"
 #include "lib/config.h"
@@ -107,6 +110,20 @@ int Export(const Config& cfg, const std::vector<ConfigfsOp>& plan, ConfigfsAppli
     return kExitOk;
 }
 
+// The metrics server of a [metrics] section, or null without one. Its
+// scrapes read the session keeper once keeper points to it.
+std::unique_ptr<MetricsServer> StartMetrics(const Config& cfg,
+                                            const std::atomic<const SessionKeeper*>& keeper,
+                                            const Logger& log) {
+    if (!cfg.metrics)
+        return nullptr;
+    auto server = std::make_unique<MetricsServer>(
+        cfg.metrics->host, cfg.metrics->port,
+        [&cfg, &keeper, &log] { return ScrapeNode(cfg, keeper, log); });
+    log.Info("serving metrics on http://" + cfg.metrics->address + "/metrics");
+    return server;
+}
+
 int Run(const Args& args, const Logger& log) {
     Fd sfd;
     if (!args.once && !args.teardown && !args.print_plan)
@@ -143,6 +160,14 @@ int Run(const Args& args, const Logger& log) {
         return kExitOk;
     }
 
+    // Declared before the metrics server, which reads the keeper: it goes first.
+    std::unique_ptr<SessionKeeper> keeper;
+    std::unique_ptr<Reconciler> reconciler;
+    // Before the export, so that an address that cannot be bound changes nothing.
+    std::atomic<const SessionKeeper*> metrics_keeper = nullptr;
+    std::unique_ptr<MetricsServer> metrics;
+    if (!args.once)
+        metrics = StartMetrics(cfg, metrics_keeper, log);
     if (cfg.export_nvmet && Export(cfg, plan, applier, args, log) != kExitOk)
         return kExitFailed;
     if (args.once)
@@ -151,14 +176,13 @@ int Run(const Args& args, const Logger& log) {
     // The session is kept in a thread of its own while this one waits for
     // signals; it stops (leaving the lease for a restarted chorusd to adopt)
     // before the export is torn down.
-    std::unique_ptr<SessionKeeper> keeper;
-    std::unique_ptr<Reconciler> reconciler;
     if (cfg.cluster) {
         keeper = std::make_unique<SessionKeeper>(cfg, log);
         keeper->Start();
         reconciler =
             std::make_unique<Reconciler>(cfg, log, *keeper, args.configfs, args.cluster_state_file);
         reconciler->Start();
+        metrics_keeper = keeper.get();
     }
     // Harmless (returns 0) when not started by systemd.
     sd_notifyf(0, "READY=1\nSTATUS=node %u%s%s", cfg.node_id,
@@ -170,6 +194,7 @@ int Run(const Args& args, const Logger& log) {
     // The reconciler first: it uses the keeper. Volumes stay attached and
     // keep serving, the cluster's exports stay in nvmet; a restarted
     // chorusd adopts them.
+    metrics.reset();  // its scrapes read the keeper
     reconciler.reset();
     keeper.reset();
     return cfg.export_nvmet ? Teardown(applier, log) : kExitOk;

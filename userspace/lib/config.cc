@@ -176,8 +176,8 @@ Section ParseHeader(const std::string& line, int lineno, const std::string& file
     if (s.type.empty())
         fail("empty section name");
     bool labelled = s.type == "port" || s.type == "namespace";
-    bool plain =
-        s.type == "node" || s.type == "subsystem" || s.type == "ana" || s.type == "cluster";
+    bool plain = s.type == "node" || s.type == "subsystem" || s.type == "ana" ||
+                 s.type == "cluster" || s.type == "metrics";
     if (!labelled && !plain)
         fail("unknown section [" + inner + "]");
     if (labelled && s.label.empty())
@@ -365,6 +365,45 @@ void ParseCluster(const std::string& file, Section& s, Config& cfg) {
     cfg.cluster = std::move(c);
 }
 
+// "IPV4:PORT" or "[IPV6]:PORT" into host and port; false if it is neither.
+bool SplitHostPort(const std::string& address, std::string& host, uint16_t& port) {
+    size_t colon = address.rfind(':');
+    if (colon == std::string::npos)
+        return false;
+    host = address.substr(0, colon);
+    std::string digits = address.substr(colon + 1);
+    int family = AF_INET;
+    if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+        host = host.substr(1, host.size() - 2);
+        family = AF_INET6;
+    }
+    unsigned char buf[sizeof(in6_addr)];
+    if (inet_pton(family, host.c_str(), buf) != 1)
+        return false;
+    if (digits.empty() || digits.size() > 5 ||
+        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return false;
+    unsigned long n = std::stoul(digits);
+    if (n < 1 || n > 65535)
+        return false;
+    port = static_cast<uint16_t>(n);
+    return true;
+}
+
+// [metrics]: the address of the Prometheus endpoint. No default address:
+// the section is the switch, and what it exposes is the admin's choice.
+void ParseMetrics(const std::string& file, Section& s, Config& cfg) {
+    SectionReader r(file, s);
+    MetricsConfig m;
+    m.address = *r.String("address", true);
+    if (!SplitHostPort(m.address, m.host, m.port))
+        r.Fail(r.Line("address"), "'address': '" + m.address +
+                                      "' is not IPV4:PORT or [IPV6]:PORT (port 1..65535), "
+                                      "e.g. 127.0.0.1:9653");
+    r.RejectUnknown();
+    cfg.metrics = std::move(m);
+}
+
 // What the [port] and [namespace] sections read so far have taken, which
 // the next ones must not take again.
 struct Taken {
@@ -469,9 +508,14 @@ Config ParseConfig(std::string_view text, const std::string& file) {
     if (cluster != nullptr)
         ParseCluster(file, *cluster, cfg);
 
-    // Without [cluster] chorusd only exports: then [subsystem] is required.
+    Section* metrics = FindSection(sections, "metrics");
+    if (metrics != nullptr)
+        ParseMetrics(file, *metrics, cfg);
+
+    // Without [cluster] or [metrics] chorusd only exports: then [subsystem]
+    // is required.
     Section* subsystem = FindSection(sections, "subsystem");
-    if (subsystem == nullptr && cluster == nullptr)
+    if (subsystem == nullptr && cluster == nullptr && metrics == nullptr)
         MissingSection(file, "[subsystem]");
     Taken taken;
     if (subsystem == nullptr) {

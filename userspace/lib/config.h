@@ -55,6 +55,13 @@ struct ClusterConfig {
     std::string pool;
 };
 
+// [metrics]: where chorusd serves Prometheus metrics (Documentation/metrics.rst).
+struct MetricsConfig {
+    std::string address;  // as written: "127.0.0.1:9653", "[::1]:9653"
+    std::string host;     // the IP literal, without brackets
+    uint16_t port = 0;
+};
+
 struct Config {
     std::string file;  // where it was read from, for messages
     uint32_t node_id = 0;
@@ -69,6 +76,7 @@ struct Config {
     std::vector<NamespaceConfig> namespaces;  // in order of appearance
     bool export_nvmet = false;                // a [subsystem] section is there
     std::optional<ClusterConfig> cluster;     // a [cluster] section is there
+    std::optional<MetricsConfig> metrics;     // a [metrics] section is there; off without
 };
 
 inline constexpr uint32_t kMaxNodeId = 32;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <limits>
 
 #include <linux/chorus.h>
 #include <linux/genetlink.h>
@@ -294,6 +295,23 @@ std::vector<PeerInfo> ParsePeers(Payload nest) {
     return peers;
 }
 
+LatencyHistogram ParseLatency(Payload nest, const char* where) {
+    LatencyHistogram h;
+    ForEachAttribute(nest, where, [&](size_t type, Payload p) {
+        std::optional<Payload> value = p;
+        if (type == CHORUS_LAT_A_SUM_NS)
+            h.sum_ns = GetScalar<uint64_t>(value, std::string(where) + " CHORUS_LAT_A_SUM_NS");
+        else if (type == CHORUS_LAT_A_BUCKET)
+            h.buckets.push_back(
+                GetScalar<uint64_t>(value, std::string(where) + " CHORUS_LAT_A_BUCKET"));
+    });
+    // The bounds are the index's: another number of buckets would be misread.
+    if (h.buckets.size() != CHORUS_LAT_BUCKETS)
+        throw Error(std::string(where) + " has " + std::to_string(h.buckets.size()) +
+                    " buckets, expected " + std::to_string(CHORUS_LAT_BUCKETS));
+    return h;
+}
+
 VolumeStats ParseStats(Payload nest) {
     std::array<std::optional<Payload>, CHORUS_STAT_MAX + 1> a;
     SplitAttributes(nest, a, "CHORUS_A_STATS");
@@ -316,6 +334,10 @@ VolumeStats ParseStats(Payload nest) {
     get(CHORUS_STAT_FORWARD_RESENT, s.forward_resent);
     get(CHORUS_STAT_FORWARD_EXPIRED, s.forward_expired);
     get(CHORUS_STAT_FORWARD_SERVED, s.forward_served);
+    if (a[CHORUS_STAT_READ_LATENCY])
+        s.read_latency = ParseLatency(*a[CHORUS_STAT_READ_LATENCY], "CHORUS_STAT_READ_LATENCY");
+    if (a[CHORUS_STAT_WRITE_LATENCY])
+        s.write_latency = ParseLatency(*a[CHORUS_STAT_WRITE_LATENCY], "CHORUS_STAT_WRITE_LATENCY");
     return s;
 }
 
@@ -331,6 +353,12 @@ Payload CheckNetlinkHeader(std::span<const uint8_t> msg, nlmsghdr& hdr) {
 }
 
 }  // namespace
+
+double LatencyHistogram::BoundSeconds(size_t i) {
+    if (i + 1 >= CHORUS_LAT_BUCKETS)
+        return std::numeric_limits<double>::infinity();
+    return static_cast<double>(uint64_t{CHORUS_LAT_FIRST_US} << i) / 1e6;
+}
 
 std::string AttrName(int type) {
     if (type >= 0 && static_cast<size_t>(type) < kAttrNames.size() && kAttrNames[type] != nullptr)

@@ -24,6 +24,18 @@ struct NlMsgDeleter {
 // An owned libnl message.
 using NlMsgPtr = std::unique_ptr<nl_msg, NlMsgDeleter>;
 
+// A latency histogram of the kernel (CHORUS_STAT_READ_LATENCY or
+// _WRITE_LATENCY, enum chorus_lat_attr). buckets[i] counts the requests that
+// took at most CHORUS_LAT_FIRST_US << i microseconds and more than
+// buckets[i - 1] allows; the last has no upper bound. Not cumulative.
+struct LatencyHistogram {
+    uint64_t sum_ns = 0;
+    std::vector<uint64_t> buckets;  // CHORUS_LAT_BUCKETS of them
+
+    // The upper bound of bucket i in seconds; infinity for the last.
+    static double BoundSeconds(size_t i);
+};
+
 // Per-volume counters (CHORUS_A_STATS). Counters the kernel does not send
 // stay 0, so an older module with fewer counters still parses.
 struct VolumeStats {
@@ -41,6 +53,9 @@ struct VolumeStats {
     uint64_t forward_resent = 0;
     uint64_t forward_expired = 0;
     uint64_t forward_served = 0;
+    // Absent when the module predates the histograms.
+    std::optional<LatencyHistogram> read_latency;
+    std::optional<LatencyHistogram> write_latency;
 };
 
 // One path of a peer (CHORUS_PEER_A_PATH, enum chorus_path_attr): a transport

@@ -229,7 +229,8 @@ enum chorus_attr {
 /**
  * enum chorus_stat_attr - per-volume counters, nested in %CHORUS_A_STATS
  *
- * All are u64 and count since the volume was created.
+ * All but the latency histograms are u64 and count since the volume was
+ * created.
  * @CHORUS_STAT_UNSPEC: unused
  * @CHORUS_STAT_PAD: padding
  * @CHORUS_STAT_READS: completed read requests
@@ -251,6 +252,10 @@ enum chorus_attr {
  *	took them within the forward timeout
  * @CHORUS_STAT_FORWARD_SERVED: requests other nodes forwarded that this
  *	node served as owner
+ * @CHORUS_STAT_READ_LATENCY: nested, &enum chorus_lat_attr: how long the
+ *	reads counted in %CHORUS_STAT_READS took
+ * @CHORUS_STAT_WRITE_LATENCY: nested, &enum chorus_lat_attr: the same for
+ *	%CHORUS_STAT_WRITES
  * @__CHORUS_STAT_MAX: internal
  * @CHORUS_STAT_MAX: highest counter number
  */
@@ -271,9 +276,45 @@ enum chorus_stat_attr {
 	CHORUS_STAT_FORWARD_RESENT,
 	CHORUS_STAT_FORWARD_EXPIRED,
 	CHORUS_STAT_FORWARD_SERVED,
+	CHORUS_STAT_READ_LATENCY,
+	CHORUS_STAT_WRITE_LATENCY,
 
 	__CHORUS_STAT_MAX,
 	CHORUS_STAT_MAX = __CHORUS_STAT_MAX - 1
+};
+
+/*
+ * Latency histogram buckets: bucket i (0 <= i < CHORUS_LAT_BUCKETS - 1)
+ * counts the requests that took at most CHORUS_LAT_FIRST_US << i
+ * microseconds and more than the bucket before it allows (16 us .. 16.8 s);
+ * the last bucket counts the slower ones. A request's latency runs from
+ * the block layer handing it to chorus to its completion.
+ */
+#define CHORUS_LAT_FIRST_US	16
+#define CHORUS_LAT_BUCKETS	22
+
+/**
+ * enum chorus_lat_attr - a latency histogram, nested in
+ *	%CHORUS_STAT_READ_LATENCY or %CHORUS_STAT_WRITE_LATENCY
+ *
+ * Counts since the volume was created; the buckets are not cumulative.
+ * @CHORUS_LAT_A_UNSPEC: unused
+ * @CHORUS_LAT_A_PAD: padding
+ * @CHORUS_LAT_A_SUM_NS: u64, the latencies of the requests counted, added
+ *	up, in nanoseconds
+ * @CHORUS_LAT_A_BUCKET: u64, repeated %CHORUS_LAT_BUCKETS times: the
+ *	requests in each bucket, the fastest bucket first
+ * @__CHORUS_LAT_A_MAX: internal
+ * @CHORUS_LAT_A_MAX: highest histogram attribute number
+ */
+enum chorus_lat_attr {
+	CHORUS_LAT_A_UNSPEC,
+	CHORUS_LAT_A_PAD,
+	CHORUS_LAT_A_SUM_NS,
+	CHORUS_LAT_A_BUCKET,
+
+	__CHORUS_LAT_A_MAX,
+	CHORUS_LAT_A_MAX = __CHORUS_LAT_A_MAX - 1
 };
 
 /**

@@ -228,6 +228,11 @@ static void put_u64_stat(struct chorus_vol *v, const unsigned char *d, size_t dl
 {
 	if (t <= 0 || t > CHORUS_STAT_MAX)
 		return;
+	/* The latency histograms are nests: present is all that is checked here. */
+	if (t == CHORUS_STAT_READ_LATENCY || t == CHORUS_STAT_WRITE_LATENCY) {
+		v->has_stat[t] = true;
+		return;
+	}
 	if (dlen != 8) {
 		v->bad_len++;
 		return;
