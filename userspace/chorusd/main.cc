@@ -15,6 +15,7 @@
 #include <CLI/CLI.hpp>
 
 #include "chorusd/log.h"
+#include "chorusd/pass_trigger.h"
 #include "chorusd/reconciler.h"
 #include "chorusd/session_keeper.h"
 #include "lib/config.h"
@@ -151,13 +152,17 @@ int Run(const Args& args, const Logger& log) {
     // The session is kept in a thread of its own while this one waits for
     // signals; it stops (leaving the lease for a restarted chorusd to adopt)
     // before the export is torn down.
+    // The trigger outlives both: the keeper wakes the reconciler's passes
+    // through it when the session changes.
+    PassTrigger trigger;
     std::unique_ptr<SessionKeeper> keeper;
     std::unique_ptr<Reconciler> reconciler;
     if (cfg.cluster) {
-        keeper = std::make_unique<SessionKeeper>(cfg, log);
+        keeper = std::make_unique<SessionKeeper>(cfg, log,
+                                                 [&trigger] { trigger.Wake("session changed"); });
         keeper->Start();
-        reconciler =
-            std::make_unique<Reconciler>(cfg, log, *keeper, args.configfs, args.cluster_state_file);
+        reconciler = std::make_unique<Reconciler>(cfg, log, *keeper, trigger, args.configfs,
+                                                  args.cluster_state_file);
         reconciler->Start();
     }
     // Harmless (returns 0) when not started by systemd.
