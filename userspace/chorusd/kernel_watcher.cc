@@ -53,14 +53,19 @@ bool KernelWatcher::Open(std::optional<EventListener>& listener) {
         if (!missing_logged_)
             log_.Info(std::string("kernel events: ") + e.what() + "; looking for it every second");
         missing_logged_ = true;
+        module_missing_ = true;
         return false;
     } catch (const Error& e) {
         log_.Error(std::string("cannot listen to the kernel's events: ") + e.what());
         return false;
     }
+    // The module has come: a pass attaches what it must. Not when the loop
+    // asked for a new socket (Reopen): it retries its failed pass itself,
+    // and a wake-up here would make a failure that lasts a busy loop.
+    if (module_missing_)
+        trigger_.Wake("chorus.ko is loaded");
+    module_missing_ = false;
     missing_logged_ = false;
-    // Whatever happened before the listener was there is unseen: a pass looks.
-    trigger_.Wake("listening to the kernel's events");
     return true;
 }
 

@@ -49,6 +49,9 @@ private:
     PassTrigger& trigger_;
     const Logger& log_;
     std::atomic<bool> reopen_{false};
+    // Not known to be loaded (at first: events before the listener are
+    // unseen). Used by the thread only.
+    bool module_missing_ = true;
     bool missing_logged_ = false;  // used by the thread only
     std::mutex mutex_;             // for pause_ only
     std::condition_variable_any pause_;
