@@ -14,8 +14,9 @@ namespace {
 constexpr auto kEventWait = std::chrono::seconds(30);
 // While etcd cannot be reached: how soon a watch confirmed again is noticed.
 constexpr auto kLostEventWait = std::chrono::seconds(1);
-// After etcd refused the watch (not a failure to reach it): the pause
-// before asking again, so that a refusal repeated costs no busy loop.
+// After etcd refused the watch (not a failure to reach it) or the watch
+// failed otherwise: the pause before trying again, so that a failure
+// repeated costs no busy loop.
 constexpr auto kRefusedPause = std::chrono::seconds(5);
 
 bool StartsWith(const std::string& s, const std::string& prefix) {
@@ -81,8 +82,18 @@ void StoreWatcher::Run(std::stop_token stop) {
                 std::string(e.what()) + ": reading the whole store again, then watching anew");
             need = e.compact_revision();
             trigger_.Wake("etcd compacted the watched revision");
+        } catch (const Error& e) {
+            // Not one of the watch's documented failures (curl could not
+            // set up a stream): the safety net's passes go on meanwhile.
+            Log(options_, Severity::kError, std::string("watching the store: ") + e.what());
+            Pause(stop);
         }
     }
+}
+
+void StoreWatcher::Pause(std::stop_token stop) {
+    std::unique_lock lock(mutex_);
+    read_cv_.wait_for(lock, stop, kRefusedPause, [] { return false; });
 }
 
 void StoreWatcher::Watch(std::stop_token stop, int64_t from) {
@@ -99,8 +110,7 @@ void StoreWatcher::Watch(std::stop_token stop, int64_t from) {
         } catch (const EtcdRequestError& e) {
             Log(options_, Severity::kError, std::string("watching the store: ") + e.what());
             lost = true;
-            std::unique_lock lock(mutex_);
-            read_cv_.wait_for(lock, stop, kRefusedPause, [] { return false; });
+            Pause(stop);
             continue;
         }
         if (lost && !watch.endpoint().empty()) {

@@ -50,6 +50,7 @@ private:
     int64_t WaitForRead(std::stop_token stop, int64_t min_revision);
     // Watches from revision `from` until stopped; throws EtcdCompactedError.
     void Watch(std::stop_token stop, int64_t from);
+    void Pause(std::stop_token stop);
     // True if one of events is a change no pass has read yet.
     bool Unread(const std::vector<EtcdEvent>& events);
 
