@@ -60,6 +60,12 @@ void ExportTender::Converge(const ClusterNvmetPlan& plan) {
     }
 }
 
+std::optional<std::chrono::steady_clock::time_point> ExportTender::ReapplyDue() const {
+    if (applied_.empty())
+        return std::nullopt;
+    return applied_at_ + kReapplyPeriod;
+}
+
 nlohmann::json ExportTender::Status() const {
     nlohmann::json j = nlohmann::json::object();
     for (const NamespaceAccess& a : namespaces_) {

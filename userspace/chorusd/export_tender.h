@@ -41,6 +41,9 @@ public:
     // For /chorus/status/<id>: see NodeStatus::nvmet.
     nlohmann::json Status() const;
     const std::string& error() const { return error_; }
+    // When an applied plan is due to be applied again (a change made by
+    // hand put right); nothing if there is none.
+    std::optional<std::chrono::steady_clock::time_point> ReapplyDue() const;
 
 private:
     void Converge(const ClusterNvmetPlan& plan);

@@ -18,6 +18,7 @@
 #include "chorusd/log.h"
 #include "chorusd/metrics_scrape.h"
 #include "chorusd/metrics_server.h"
+#include "chorusd/pass_trigger.h"
 #include "chorusd/reconciler.h"
 #include "chorusd/session_keeper.h"
 #include "lib/config.h"
@@ -160,7 +161,10 @@ int Run(const Args& args, const Logger& log) {
         return kExitOk;
     }
 
-    // Declared before the metrics server, which reads the keeper: it goes first.
+    // The trigger outlives both: the keeper wakes the reconciler's passes
+    // through it when the session changes. Both are declared before the
+    // metrics server, which reads the keeper: it goes first.
+    PassTrigger trigger;
     std::unique_ptr<SessionKeeper> keeper;
     std::unique_ptr<Reconciler> reconciler;
     // Before the export, so that an address that cannot be bound changes nothing.
@@ -177,10 +181,11 @@ int Run(const Args& args, const Logger& log) {
     // signals; it stops (leaving the lease for a restarted chorusd to adopt)
     // before the export is torn down.
     if (cfg.cluster) {
-        keeper = std::make_unique<SessionKeeper>(cfg, log);
+        keeper = std::make_unique<SessionKeeper>(cfg, log,
+                                                 [&trigger] { trigger.Wake("session changed"); });
         keeper->Start();
-        reconciler =
-            std::make_unique<Reconciler>(cfg, log, *keeper, args.configfs, args.cluster_state_file);
+        reconciler = std::make_unique<Reconciler>(cfg, log, *keeper, trigger, args.configfs,
+                                                  args.cluster_state_file);
         reconciler->Start();
         metrics_keeper = keeper.get();
     }

@@ -12,9 +12,20 @@ namespace chorus {
 
 namespace {
 
-// How often a pass runs. Failover waits for the owner key to expire (the
-// lease TTL); a pass adds at most this much to it.
-constexpr auto kPassPeriod = std::chrono::milliseconds(250);
+// The safety net: a pass runs at least this often, whatever woke it or
+// not. Every change a pass acts on wakes one (PassTrigger), and what
+// changes without telling is rechecked on its own schedule (unsettled.h),
+// so this only bounds what a missed wake-up can cost: at most one default
+// lease TTL, the time scale on which the cluster reacts to failures
+// anyway. A quiet node pays one pass (a range read, a netlink dump) per
+// period, a twentieth of what a pass every 250 ms cost.
+constexpr auto kSafetyPeriod = std::chrono::seconds(5);
+// The first retry of a failed pass or step; it doubles up to kSafetyPeriod
+// while the failure lasts (an unreachable etcd, a volume left alone).
+constexpr auto kFirstRetry = std::chrono::milliseconds(250);
+// While the session must not arm the kernel: MaybeAllowArming() looks
+// again this often (it waits for the owner keys to match the kernel).
+constexpr auto kArmingRecheck = std::chrono::milliseconds(250);
 // How often the pool is read when chorusd changed nothing in it (an lvm
 // command costs tens of milliseconds of CPU, far more under emulation).
 constexpr auto kPoolPeriod = std::chrono::seconds(30);
@@ -74,15 +85,21 @@ void ProblemLog::Clear(const std::string& subject) {
 }
 
 Reconciler::Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper,
-                       const std::string& configfs, const std::string& nvmet_state_file)
+                       PassTrigger& trigger, const std::string& configfs,
+                       const std::string& nvmet_state_file)
     : cfg_(cfg),
       cluster_(*cfg.cluster),
       log_(log),
       keeper_(keeper),
+      trigger_(trigger),
       etcd_(DaemonEtcdOptions(*cfg.cluster, log)),
       store_(etcd_),
       problems_(log),
-      exports_(cfg, log, configfs, nvmet_state_file) {
+      exports_(cfg, log, configfs, nvmet_state_file),
+      retry_delay_(kFirstRetry),
+      // A node's status is written for chorusctl; no pass reads it.
+      store_watch_(DaemonEtcdOptions(*cfg.cluster, log), "/chorus/", {"/chorus/status/"}, trigger),
+      kernel_watch_(trigger, log) {
     if (!cluster_.pool.empty())
         pool_.emplace(cluster_.pool);
 }
@@ -95,26 +112,78 @@ Reconciler::~Reconciler() {
 }
 
 void Reconciler::Start() {
+    store_watch_.Start();
+    kernel_watch_.Start();
     thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
 }
 
 void Reconciler::Run(std::stop_token stop) {
-    while (!stop.stop_requested()) {
-        std::optional<SessionSnapshot> session = keeper_.Current();
-        if (session) {
-            try {
-                Pass(*session);
-                problems_.Clear("cluster store");
-            } catch (const EtcdError& e) {
-                problems_.Report("cluster store", e.what());
-            } catch (const Error& e) {
-                problems_.Report("reconciling", e.what());
-            }
-        } else {
-            exports_.CutOff();
-        }
-        std::this_thread::sleep_for(kPassPeriod);
+    for (;;) {
+        RunPass();
+        const std::string why = trigger_.Wait(stop, kSafetyPeriod);
+        if (why.empty())
+            return;
+        log_.Debug("pass: " + why);
     }
+}
+
+void Reconciler::RunPass() {
+    compare_failed_ = false;
+    std::optional<SessionSnapshot> session = keeper_.Current();
+    if (session) {
+        try {
+            Pass(*session);
+            problems_.Clear("cluster store");
+            problems_.Clear("reconciling");
+        } catch (const EtcdError& e) {
+            problems_.Report("cluster store", e.what());
+        } catch (const Error& e) {
+            problems_.Report("reconciling", e.what());
+        }
+    } else {
+        exports_.CutOff();
+    }
+    ScheduleRetry();
+}
+
+// A failed compare is retried soon (the change that beat it has woken a
+// pass already, most likely); any other problem is retried with a delay
+// that doubles while it lasts, up to the safety period.
+// A volume unsettled when the last pass got that far is rechecked as
+// often, whether this pass failed or not.
+void Reconciler::ScheduleRetry() {
+    const auto now = PassTrigger::Clock::now();
+    if (compare_failed_)
+        trigger_.WakeBy(now + kFirstRetry, "retrying a failed compare");
+    if (unsettled_)
+        trigger_.WakeBy(now + unsettled_->recheck, unsettled_->why);
+    if (problems_.empty() && exports_.error().empty()) {
+        retry_delay_ = kFirstRetry;
+        return;
+    }
+    trigger_.WakeBy(now + retry_delay_, "retrying what failed");
+    retry_delay_ = std::min<std::chrono::milliseconds>(2 * retry_delay_, kSafetyPeriod);
+}
+
+// What no event announces: the unsettled volumes (see unsettled.h, asked
+// for by ScheduleRetry), the pool's and the export's periodic work, a
+// session waiting to arm the kernel.
+void Reconciler::ScheduleRechecks(const SessionSnapshot& session, const ClusterView& view,
+                                  const std::vector<VolumeInfo>& attached) {
+    const auto now = PassTrigger::Clock::now();
+    unsettled_ = FindUnsettled(view, attached, cfg_.node_id);
+    if (!session.arms_kernel)
+        trigger_.WakeBy(now + kArmingRecheck, "the session may not arm the kernel yet");
+    if (pool_)
+        trigger_.WakeBy(pool_read_ + kPoolPeriod, "the pool's periodic read");
+    if (std::optional<PassTrigger::Clock::time_point> due = exports_.ReapplyDue())
+        trigger_.WakeBy(*due, "the export's periodic reapply");
+}
+
+ClusterView Reconciler::ReadView() {
+    ClusterView view = ReadClusterView(etcd_);
+    store_watch_.Read(view.revision);
+    return view;
 }
 
 VolumeClient* Reconciler::Kernel() {
@@ -131,7 +200,7 @@ VolumeClient* Reconciler::Kernel() {
 }
 
 void Reconciler::Pass(const SessionSnapshot& session) {
-    ClusterView view = ReadClusterView(etcd_);
+    ClusterView view = ReadView();
     for (const std::string& p : view.problems)
         problems_.Report("store value", p);
     if (view.problems.empty())
@@ -153,8 +222,12 @@ void Reconciler::Pass(const SessionSnapshot& session) {
             RemoveOrphanedDisks(view, attached);
         PublishStatus(session, attached);
         MaybeAllowArming(session, attached);
+        ScheduleRechecks(session, view, attached);
     } catch (const NetlinkError& e) {
-        kernel_.reset();  // reopened next pass: the module may have been reloaded
+        // Reopened next pass, and the events listened to anew: the module
+        // may have been reloaded.
+        kernel_.reset();
+        kernel_watch_.Reopen();
         throw;
     }
 }
@@ -204,10 +277,12 @@ void Reconciler::TendAll(const SessionSnapshot& session, const ClusterView& view
         } catch (const Error& e) {
             // A compare that failed because another node moved first is
             // no problem: the next pass reads again.
-            if (e.errnum() == EAGAIN && dynamic_cast<const NetlinkError*>(&e) == nullptr)
+            if (e.errnum() == EAGAIN && dynamic_cast<const NetlinkError*>(&e) == nullptr) {
                 log_.Debug("volume " + name + ": " + e.what());
-            else
+                compare_failed_ = true;
+            } else {
                 problems_.Report("volume " + name, e.what());
+            }
         }
         if (!had && holds)
             RefreshPool(true);
@@ -364,7 +439,7 @@ void Reconciler::MaybeAllowArming(const SessionSnapshot& session,
                                   const std::vector<VolumeInfo>& attached) {
     if (session.arms_kernel)
         return;
-    ClusterView view = ReadClusterView(etcd_);
+    ClusterView view = ReadView();
     for (const VolumeInfo& kv : attached) {
         if (kv.role != CHORUS_ROLE_OWNER)
             continue;

@@ -1,7 +1,10 @@
 // chorusd's control loop: reads the cluster store and the kernel, and
 // makes this node's part of every volume what the store says
-// (Documentation/cluster.md, "What chorusd does"). Level-triggered: each
-// pass starts from what is, not from events, so a missed event, a restart
+// (Documentation/cluster.md, "What chorusd does"). A pass runs when
+// something changed (a watch on the store, the kernel's events, the
+// session: PassTrigger), when a step must be retried or looked at again,
+// and every kSafetyPeriod besides. Level-triggered all the same: each pass
+// starts from what is, not from the events, so a missed event, a restart
 // or a failed step is corrected by the next pass.
 #ifndef CHORUS_CHORUSD_RECONCILER_H_
 #define CHORUS_CHORUSD_RECONCILER_H_
@@ -16,8 +19,12 @@
 #include <vector>
 
 #include "chorusd/export_tender.h"
+#include "chorusd/kernel_watcher.h"
 #include "chorusd/log.h"
+#include "chorusd/pass_trigger.h"
 #include "chorusd/session_keeper.h"
+#include "chorusd/store_watcher.h"
+#include "chorusd/unsettled.h"
 #include "lib/cluster_store.h"
 #include "lib/cluster_view.h"
 #include "lib/config.h"
@@ -34,6 +41,7 @@ public:
     explicit ProblemLog(const Logger& log) : log_(log) {}
     void Report(const std::string& subject, const std::string& problem);
     void Clear(const std::string& subject);
+    bool empty() const { return current_.empty(); }
 
 private:
     const Logger& log_;
@@ -43,9 +51,10 @@ private:
 class Reconciler {
 public:
     // cfg.cluster must be set; everything must outlive the reconciler.
-    // configfs and nvmet_state_file are where the cluster's exports go
-    // and the record of them (ExportTender).
-    Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper,
+    // trigger starts the passes; the keeper must wake it when the session
+    // changes. configfs and nvmet_state_file are where the cluster's
+    // exports go and the record of them (ExportTender).
+    Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper, PassTrigger& trigger,
                const std::string& configfs, const std::string& nvmet_state_file);
     ~Reconciler();
     Reconciler(const Reconciler&) = delete;
@@ -55,7 +64,14 @@ public:
 
 private:
     void Run(std::stop_token stop);
+    void RunPass();
     void Pass(const SessionSnapshot& session);
+    ClusterView ReadView();
+    // Asks the trigger for the passes that no event may start: retries
+    // after a failure, rechecks of what changes without events.
+    void ScheduleRetry();
+    void ScheduleRechecks(const SessionSnapshot& session, const ClusterView& view,
+                          const std::vector<VolumeInfo>& attached);
     void TendAll(const SessionSnapshot& session, const ClusterView& view);
     // These take the kernel's volumes as listed after TendAll.
     void RemoveDeleted(const ClusterView& view, const std::vector<VolumeInfo>& attached);
@@ -72,6 +88,7 @@ private:
     const ClusterConfig& cluster_;
     const Logger& log_;
     SessionKeeper& keeper_;
+    PassTrigger& trigger_;
     EtcdClient etcd_;
     ClusterStore store_;
     std::optional<LvmPool> pool_;
@@ -84,7 +101,12 @@ private:
     std::chrono::steady_clock::time_point pool_read_{};
     std::string published_;  // the status value last put
     int64_t published_lease_ = 0;
-    std::jthread thread_;
+    bool compare_failed_ = false;         // in this pass: another node moved first
+    std::optional<Unsettled> unsettled_;  // as the last pass that got that far found
+    std::chrono::milliseconds retry_delay_;
+    StoreWatcher store_watch_;
+    KernelWatcher kernel_watch_;
+    std::jthread thread_;  // last: stopped before the watchers
 };
 
 }  // namespace chorus

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
 
 #include <linux/chorus.h>
 
@@ -19,12 +20,13 @@ EtcdOptions DaemonEtcdOptions(const ClusterConfig& cluster, const Logger& log) {
     return o;
 }
 
-SessionKeeper::SessionKeeper(const Config& cfg, const Logger& log)
+SessionKeeper::SessionKeeper(const Config& cfg, const Logger& log, std::function<void()> on_change)
     : cluster_(*cfg.cluster),
       node_id_(cfg.node_id),
       log_(log),
       etcd_(DaemonEtcdOptions(*cfg.cluster, log)),
-      deadlines_(log) {}
+      deadlines_(log),
+      on_change_(std::move(on_change)) {}
 
 SessionKeeper::~SessionKeeper() {
     if (thread_.joinable()) {
@@ -107,13 +109,19 @@ void SessionKeeper::AllowArming(int64_t lease_id) {
 
 // Applies an arming request for this session and publishes its state.
 void SessionKeeper::Publish() {
-    std::lock_guard lock(snapshot_mutex_);
-    if (session_ && !session_->lost() && arm_request_ == session_->lease_id())
-        session_->AllowArming();
-    if (session_ && !session_->lost())
-        snapshot_ = SessionSnapshot{session_->lease_id(), session_->arms_kernel()};
-    else
-        snapshot_.reset();
+    bool changed;
+    {
+        std::lock_guard lock(snapshot_mutex_);
+        if (session_ && !session_->lost() && arm_request_ == session_->lease_id())
+            session_->AllowArming();
+        std::optional<SessionSnapshot> now;
+        if (session_ && !session_->lost())
+            now = SessionSnapshot{session_->lease_id(), session_->arms_kernel()};
+        changed = now != snapshot_;
+        snapshot_ = now;
+    }
+    if (changed && on_change_)
+        on_change_();
 }
 
 void SessionKeeper::Run(std::stop_token stop) {

@@ -6,6 +6,7 @@
 #define CHORUS_CHORUSD_SESSION_KEEPER_H_
 
 #include <condition_variable>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,12 +29,17 @@ EtcdOptions DaemonEtcdOptions(const ClusterConfig& cluster, const Logger& log);
 struct SessionSnapshot {
     int64_t lease_id = 0;
     bool arms_kernel = false;
+
+    bool operator==(const SessionSnapshot&) const = default;
 };
 
 class SessionKeeper {
 public:
     // cfg.cluster must be set; cfg and log must outlive the keeper.
-    SessionKeeper(const Config& cfg, const Logger& log);
+    // on_change is called, from the keeper's thread, whenever what
+    // Current() returns changes (a session started, lost or replaced, or
+    // allowed to arm the kernel).
+    SessionKeeper(const Config& cfg, const Logger& log, std::function<void()> on_change = {});
     // Stops the thread. The session's lease is left to etcd: a restarted
     // chorusd adopts it, and if none comes it expires after its TTL.
     ~SessionKeeper();
@@ -64,6 +70,7 @@ private:
     EtcdClient etcd_;
     std::unique_ptr<ClusterSession> session_;
     DeadlineGiver deadlines_;
+    std::function<void()> on_change_;
     void Publish();
 
     mutable std::mutex snapshot_mutex_;

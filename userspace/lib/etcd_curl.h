@@ -84,6 +84,7 @@ public:
 
 private:
     static size_t Receive(char* data, size_t size, size_t count, void* self);
+    static int SetKeepaliveProbes(void* unused, curl_socket_t fd, curlsocktype purpose);
     void TakeLines(std::vector<std::string>& lines);
     bool Finished(std::string& reason);
 
