@@ -86,11 +86,15 @@ const Metric<VolumeInfo> kVolumeMetrics[] = {
      [](const VolumeInfo& v) { return std::optional<uint64_t>(v.size_bytes); }},
     {"chorus_volume_open_count", "gauge", "How many times the block device is open.",
      [](const VolumeInfo& v) { return std::optional<uint64_t>(v.open_count); }},
+    {"chorus_volume_disk_failed_timestamp_seconds", "gauge",
+     "When the local disk failed and was detached, seconds since the epoch; absent while it "
+     "works.",
+     [](const VolumeInfo& v) { return v.disk_failed_at; }},
 };
 
 const StateSet<VolumeInfo> kVolumeStateSets[] = {
     {"chorus_volume_state",
-     "1 for the volume's state: online, or failed (I/O error on its disk).",
+     "1 for the volume's state: online, or failed (its disk failed and is detached).",
      "state",
      {CHORUS_VOLUME_STATE_ONLINE, CHORUS_VOLUME_STATE_FAILED},
      VolumeStateName,
@@ -106,6 +110,9 @@ const StateSet<VolumeInfo> kVolumeStateSets[] = {
 const Metric<PeerInfo> kPeerMetrics[] = {
     {"chorus_peer_in_write_set", "gauge", "1 if a write waits for this peer before completing.",
      [](const PeerInfo& p) { return Widen(p.in_writeset); }},
+    {"chorus_peer_disk_failed", "gauge",
+     "1 if the peer said its disk failed: its writes are held until it leaves the write set.",
+     [](const PeerInfo& p) { return Widen(p.disk_failed); }},
     {"chorus_peer_held_writes", "gauge", "Writes sent to the peer and not yet acknowledged.",
      [](const PeerInfo& p) { return Widen(p.held); }},
     {"chorus_peer_dirty_bytes", "gauge", "Data the peer lacks (its dirty bitmap).",
