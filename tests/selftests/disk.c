@@ -130,9 +130,11 @@ TEST_F_TIMEOUT(disk, replica_disk_error_held_until_out_of_writeset, 300)
 	pid_t fio;
 
 	reconnects = rl_peer_u64(1, PEER, "reconnects");
-	fio = start_writer(&self->env, "--rw=randwrite --bs=4k --iodepth=4 --offset=0 "
-			   "--size=8M --io_size=3M --rate_iops=150 --verify=crc32c "
-			   "--verify_fatal=1");
+	/* Still writing when the disk fails, on the slower debug kernel too. */
+	snprintf(out, sizeof(out), "--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M "
+		 "--io_size=%uM --rate_iops=150 --verify=crc32c --verify_fatal=1",
+		 3 * rl_scale());
+	fio = start_writer(&self->env, out);
 	ASSERT_LE(0, fio);
 	sleep(3);
 	ASSERT_EQ(0, dm_swap(PEER, "0 " DM_SECTORS " error"));
