@@ -798,7 +798,8 @@ int chorus_al_store(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 	mutex_lock(&al->mutex);
 	memcpy(al->block, b, CHORUS_META_BLOCK);
 	if (chorus_al_write(vol))
-		status = CHORUS_WIRE_IO_ERROR;
+		status = chorus_disk_failed(vol) ? CHORUS_WIRE_DISK_FAILED :
+						   CHORUS_WIRE_IO_ERROR;
 	mutex_unlock(&al->mutex);
 	ret = chorus_replica_answer(conn, hdr, CHORUS_MSG_STATE_ACK, status);
 free:

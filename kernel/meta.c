@@ -578,13 +578,20 @@ int chorus_meta_al_io(struct chorus_volume *vol, u64 seq, void *buf,
 			  le64_to_cpu(sb->al_offset_sectors) +
 			  slot * (CHORUS_META_BLOCK >> SECTOR_SHIFT);
 
+	int ret;
+
 	/*
 	 * As chorus_meta_write(). An owner whose disk failed goes on logging
-	 * to its write set, which keeps the log a next owner needs.
+	 * to its write set, which keeps the log a next owner needs. A failed
+	 * log write detaches the disk, as a failed data write does.
 	 */
 	if (op_is_write(opf) && chorus_disk_failed(vol))
 		return 0;
-	return chorus_meta_rw_block(vol->backing.bdev, sector, buf, opf);
+	ret = chorus_meta_rw_block(vol->backing.bdev, sector, buf, opf);
+	if (ret && ret != -ENOMEM)
+		chorus_disk_fail(vol, "activity log %s failed (%d)",
+				 op_is_write(opf) ? "write" : "read", ret);
+	return ret;
 }
 
 u32 chorus_meta_al_slots(struct chorus_volume *vol)
