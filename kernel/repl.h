@@ -135,8 +135,10 @@ enum chorus_job {
  *	when a session is established, set with WRITE_ONCE by the receive
  *	thread or the dialler that saw the refusal, read with READ_ONCE
  * @disk_failed: the peer said in this session that its disk failed
- *	(CHORUS_WIRE_DISK_FAILED); under @lock, cleared when a session is
- *	established (chorus_peer_disk_failed())
+ *	(CHORUS_WIRE_DISK_FAILED); written under @lock (set by
+ *	chorus_peer_disk_failed(), cleared when a session is established),
+ *	read under it or with READ_ONCE (a stale read holds a write once more
+ *	or starts a resync the peer then refuses)
  * @last_error: why the last session ended
  * @active_transport: transport of the current session, UNSPEC if none
  * @inflight: seq -> request waiting for this peer's ack (sent or held);
