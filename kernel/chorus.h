@@ -79,6 +79,8 @@ struct chorus_meta {
  * @forward_resent: forwarded requests held, then sent on a new session
  * @forward_expired: forwarded requests failed by the forward timeout
  * @forward_served: requests of other nodes served here as owner
+ * @degraded_reads: reads of an owner whose disk failed, that a replica
+ *	served instead (forward.c)
  *
  * Updated with this_cpu_*() on request completion, which may run in hard
  * irq context; readers sum over all CPUs and accept a slightly stale total.
@@ -98,6 +100,7 @@ struct chorus_stats {
 	u64 forward_resent;
 	u64 forward_expired;
 	u64 forward_served;
+	u64 degraded_reads;
 };
 
 /**
@@ -112,7 +115,7 @@ struct chorus_stat_desc {
 	size_t offset;
 };
 
-#define CHORUS_NR_STATS	14
+#define CHORUS_NR_STATS	15
 extern const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS];
 
 static inline u64 chorus_stat_value(const struct chorus_stats *sum,
@@ -384,6 +387,7 @@ struct chorus_volume *chorus_volume_find_uuid(const uuid_t *uuid);
 /* dev.c, for repl.c */
 void chorus_rq_put(struct request *rq);
 void chorus_dev_submit_local(struct chorus_volume *vol, struct request *rq);
+void chorus_dev_read(struct chorus_volume *vol, struct request *rq);
 void chorus_dev_set_timeout(struct chorus_volume *vol);
 int chorus_dev_freeze(struct chorus_volume *vol, struct netlink_ext_ack *extack);
 void chorus_dev_unfreeze(struct chorus_volume *vol);

@@ -125,6 +125,18 @@ static bool chorus_dev_hold(struct chorus_volume *vol, struct request *rq,
 	return true;
 }
 
+static void chorus_dev_queue_work(struct request *rq);
+
+/*
+ * Whether a read this node's disk failed may be read from a replica: the
+ * node still owns the volume and has peers (chorus_dev_read() picks).
+ */
+static bool chorus_dev_may_reread(struct chorus_volume *vol)
+{
+	return READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER &&
+	       vol->repl.nr_peers;
+}
+
 /**
  * chorus_rq_put() - drop a reference on a request; the last completes it
  * @rq: the request
@@ -141,6 +153,18 @@ void chorus_rq_put(struct request *rq)
 	if (!atomic_dec_and_test(&rqd->pending))
 		return;
 
+	/*
+	 * A read the disk failed (which detached it, disk.c) starts once
+	 * more, from the worker: chorus_dev_read() sends it to a replica.
+	 */
+	if (unlikely(READ_ONCE(rqd->local_read_failed)) && !rqd->reread &&
+	    chorus_dev_may_reread(vol)) {
+		rqd->reread = true;
+		rqd->status = BLK_STS_OK;
+		atomic_set(&rqd->pending, 1);
+		chorus_dev_queue_work(rq);
+		return;
+	}
 	status = READ_ONCE(rqd->status);
 	/* A write whose local part failed stands if a member has it. */
 	if (READ_ONCE(rqd->local_failed) && !atomic_read(&rqd->copies) &&
@@ -168,6 +192,9 @@ static void chorus_clone_endio(struct bio *clone)
 		WRITE_ONCE(rqd->local_failed, true);
 	else if (clone->bi_status)
 		WRITE_ONCE(rqd->status, clone->bi_status);
+	if (clone->bi_status && req_op(rq) == REQ_OP_READ &&
+	    clone->bi_status != BLK_STS_NOTSUPP)
+		WRITE_ONCE(rqd->local_read_failed, true);
 	bio_put(clone);
 	chorus_rq_put(rq);
 }
@@ -225,6 +252,30 @@ void chorus_dev_submit_local(struct chorus_volume *vol, struct request *rq)
 	}
 }
 
+/**
+ * chorus_dev_read() - start a read here, or on a replica
+ * @vol: the volume
+ * @rq: a started read holding the submitter's reference
+ *
+ * An owner whose disk failed (or failed this very read once) reads from an
+ * up-to-date replica of its write set (forward.c); any other node reads
+ * its own disk.
+ *
+ * Context: process context, GFP_NOIO scope; may sleep.
+ */
+void chorus_dev_read(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+
+	if ((rqd->reread || chorus_disk_failed(vol)) &&
+	    chorus_dev_may_reread(vol)) {
+		chorus_fwd_read_replica(vol, rq);
+		return;
+	}
+	chorus_dev_submit_local(vol, rq);
+	chorus_rq_put(rq);
+}
+
 /*
  * Start one request, from queue_rq or the worker: reads, and everything when
  * there is nobody to replicate to, go to the backing device; writes and
@@ -244,6 +295,10 @@ static void chorus_dev_start(struct chorus_volume *vol, struct request *rq)
 	if (req_op(rq) != REQ_OP_READ && vol->repl.nr_peers &&
 	    READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER) {
 		chorus_repl_queue_rq(vol, rq);
+		return;
+	}
+	if (req_op(rq) == REQ_OP_READ) {
+		chorus_dev_read(vol, rq);
 		return;
 	}
 	chorus_dev_submit_local(vol, rq);
@@ -407,6 +462,9 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	atomic_set(&rqd->copies, 0);
 	rqd->replicated = false;
 	rqd->local_failed = false;
+	rqd->local_read_failed = false;
+	rqd->reread = false;
+	rqd->fwd_replica = false;
 	rqd->range.in_tree = false;
 	rqd->fwd_id = 0;
 	atomic_set(&rqd->pending, 1);

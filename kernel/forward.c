@@ -25,6 +25,13 @@
  * the activity log and the write set apply as to any write) from a work
  * item, never from the receive thread, whose acks that write may wait
  * for, and answers on the same session.
+ *
+ * An owner whose disk failed (disk.c) reads the same way from a replica:
+ * each read goes, as a REPLICA_READ, to a connected member of the write
+ * set that is up to date (so it holds every write the owner acknowledged)
+ * and whose disk works. A replica that refuses it is not asked again for
+ * that read; the next one is. The read fails only when no such member is
+ * left, or none came back within the forward timeout.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -144,6 +151,18 @@ static bool chorus_fwd_claim(struct chorus_fwd *fwd, struct request *rq,
 	return claimed;
 }
 
+/*
+ * Whether @rqd goes to a replica: a read of an owner whose disk failed,
+ * while this node still owns the volume. Once it stepped down, such a read
+ * is forwarded to the new owner like any other.
+ */
+static bool chorus_fwd_to_replica(struct chorus_volume *vol,
+				  struct chorus_rq *rqd)
+{
+	return rqd->fwd_replica &&
+	       READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER;
+}
+
 static void chorus_fwd_init_hdr(struct chorus_volume *vol, struct request *rq,
 				struct chorus_wire_hdr *hdr,
 				struct chorus_msg_data *data)
@@ -154,8 +173,9 @@ static void chorus_fwd_init_hdr(struct chorus_volume *vol, struct request *rq,
 
 	switch (req_op(rq)) {
 	case REQ_OP_READ:
-		chorus_wire_init_hdr(hdr, CHORUS_MSG_READ, epoch, rqd->fwd_id,
-				     blk_rq_pos(rq), bytes);
+		chorus_wire_init_hdr(hdr, chorus_fwd_to_replica(vol, rqd) ?
+				     CHORUS_MSG_REPLICA_READ : CHORUS_MSG_READ,
+				     epoch, rqd->fwd_id, blk_rq_pos(rq), bytes);
 		return;
 	case REQ_OP_FLUSH:
 		chorus_wire_init_hdr(hdr, CHORUS_MSG_FWD_FLUSH, epoch,
@@ -193,6 +213,31 @@ static void chorus_fwd_send(struct chorus_peer *peer, struct request *rq,
 	chorus_rq_put(rq);
 }
 
+/*
+ * Store @rq among what this node forwards, with its deadline. On failure
+ * the request completes (BLK_STS_RESOURCE) and false is returned.
+ */
+static bool chorus_fwd_track(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_fwd *fwd = &vol->repl.fwd;
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	u32 id;
+
+	memset(rqd->seq, 0, sizeof(rqd->seq));
+	rqd->fwd_peer = NULL;
+	rqd->fwd_gen = 0;
+	rqd->fwd_tried = 0;
+	rqd->fwd_deadline = jiffies + chorus_fwd_timeout();
+	if (xa_alloc_cyclic(&fwd->inflight, &id, rq, XA_LIMIT(1, U32_MAX),
+			    &fwd->next_id, GFP_NOIO) < 0) {
+		WRITE_ONCE(rqd->status, BLK_STS_RESOURCE);
+		chorus_rq_put(rq);
+		return false;
+	}
+	rqd->fwd_id = id;
+	return true;
+}
+
 /**
  * chorus_fwd_dispatch() - forward a request to the owner, or hold it
  * @vol: the volume, of which this node is not the owner
@@ -206,19 +251,11 @@ void chorus_fwd_dispatch(struct chorus_volume *vol, struct request *rq)
 	struct chorus_fwd *fwd = &vol->repl.fwd;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
 	struct chorus_peer *peer;
-	u32 id, gen;
+	u32 gen;
 
-	memset(rqd->seq, 0, sizeof(rqd->seq));
-	rqd->fwd_peer = NULL;
-	rqd->fwd_gen = 0;
-	rqd->fwd_deadline = jiffies + chorus_fwd_timeout();
-	if (xa_alloc_cyclic(&fwd->inflight, &id, rq, XA_LIMIT(1, U32_MAX),
-			    &fwd->next_id, GFP_NOIO) < 0) {
-		WRITE_ONCE(rqd->status, BLK_STS_RESOURCE);
-		chorus_rq_put(rq);
+	rqd->fwd_replica = false;
+	if (!chorus_fwd_track(vol, rq))
 		return;
-	}
-	rqd->fwd_id = id;
 	this_cpu_inc(vol->stats->forwarded);
 	/*
 	 * Stored, then the role read again: this node may have become the
@@ -260,6 +297,109 @@ void chorus_fwd_start(struct chorus_volume *vol, struct request *rq)
 		chorus_repl_queue_rq(vol, rq);
 }
 
+/*
+ * A replica that may serve an owner's reads, not in @tried: a connected,
+ * unfenced member of the write set, up to date (it holds every write the
+ * owner acknowledged) and with a working disk. *@wait says whether, if
+ * none may now, one of the up-to-date members is only disconnected.
+ */
+static struct chorus_peer *chorus_fwd_reader(struct chorus_volume *vol,
+					     u8 tried, u32 *gen, bool *wait)
+{
+	struct chorus_peer *peer;
+	bool member, ok;
+	int i;
+
+	*wait = false;
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		peer = vol->repl.peers[i];
+		if (!peer || (tried & BIT(i)))
+			continue;
+		spin_lock_irq(&peer->lock);
+		member = peer->in_writeset && !peer->diskless &&
+			 peer->repl_state == CHORUS_REPL_UP_TO_DATE &&
+			 !peer->disk_failed;
+		ok = member && !peer->fenced &&
+		     peer->conn_state == CHORUS_CONN_CONNECTED;
+		*gen = peer->gen;
+		spin_unlock_irq(&peer->lock);
+		if (ok)
+			return peer;
+		*wait |= member;
+	}
+	return NULL;
+}
+
+/* Take @rq out of what is forwarded unless it is on a live session. */
+static bool chorus_fwd_take(struct chorus_fwd *fwd, struct request *rq,
+			    unsigned long idx)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	bool taken;
+
+	spin_lock_irq(&fwd->lock);
+	taken = xa_load(&fwd->inflight, idx) == rq && !chorus_fwd_sent_live(rqd);
+	if (taken)
+		xa_erase(&fwd->inflight, idx);
+	spin_unlock_irq(&fwd->lock);
+	return taken;
+}
+
+/*
+ * Send an owner's read to a replica that may serve it; hold it while the
+ * only ones that may are disconnected; fail it when none is left.
+ */
+static void chorus_fwd_reread(struct chorus_volume *vol, struct request *rq,
+			      unsigned long idx)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	struct chorus_peer *peer;
+	bool wait, held;
+	u8 tried;
+	u32 gen;
+
+	/* Still held here: not answered, not on a live session. */
+	spin_lock_irq(&vol->repl.fwd.lock);
+	held = xa_load(&vol->repl.fwd.inflight, idx) == rq &&
+	       !chorus_fwd_sent_live(rqd);
+	tried = rqd->fwd_tried;
+	spin_unlock_irq(&vol->repl.fwd.lock);
+	if (!held)
+		return;
+	peer = chorus_fwd_reader(vol, tried, &gen, &wait);
+	if (peer) {
+		if (chorus_fwd_claim(&vol->repl.fwd, rq, peer, gen))
+			chorus_fwd_send(peer, rq, gen);
+		return;
+	}
+	if (wait || !chorus_fwd_take(&vol->repl.fwd, rq, idx))
+		return;
+	pr_warn_ratelimited("%s: the disk failed and no up-to-date replica can serve a read: it fails\n",
+			    vol->name);
+	WRITE_ONCE(rqd->status, BLK_STS_IOERR);
+	chorus_rq_put(rq);
+}
+
+/**
+ * chorus_fwd_read_replica() - read from a replica: the owner's disk failed
+ * @vol: the volume, of which this node is the owner
+ * @rq: a started read holding the submitter's reference, which the answer
+ *	(or the forward timeout, or the lack of a replica to ask) drops
+ *
+ * Context: process context, GFP_NOIO scope; may sleep.
+ */
+void chorus_fwd_read_replica(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+
+	rqd->fwd_replica = true;
+	if (!chorus_fwd_track(vol, rq))
+		return;
+	this_cpu_inc(vol->stats->degraded_reads);
+	chorus_fwd_reread(vol, rq, rqd->fwd_id);
+	queue_delayed_work(chorus_wq, &vol->repl.fwd.expire_work, HZ);
+}
+
 /**
  * chorus_fwd_resend() - send what waits for an owner on its new session
  * @peer: a peer that said it is the owner, just connected
@@ -275,6 +415,9 @@ void chorus_fwd_resend(struct chorus_peer *peer, u32 gen)
 	unsigned long idx;
 
 	xa_for_each(&fwd->inflight, idx, rq) {
+		/* An owner's own reads go to replicas, not to another owner. */
+		if (chorus_fwd_to_replica(peer->vol, blk_mq_rq_to_pdu(rq)))
+			continue;
 		if (!chorus_fwd_claim(fwd, rq, peer, gen))
 			continue;
 		this_cpu_inc(peer->vol->stats->forward_resent);
@@ -286,30 +429,35 @@ void chorus_fwd_resend(struct chorus_peer *peer, u32 gen)
 /*
  * Fail every forwarded request that is not on a live session: all of
  * them when @all, else those past the forward timeout. A request on a
- * live session is being sent or served: its answer completes it.
+ * live session is being sent or served: its answer completes it. An
+ * owner's read held for a replica is sent to one that may serve it now.
  */
 static void chorus_fwd_expire(struct chorus_volume *vol, bool all)
 {
 	struct chorus_fwd *fwd = &vol->repl.fwd;
+	bool ours, expired, reread, fail;
 	struct chorus_rq *rqd;
 	struct request *rq;
 	unsigned long idx;
-	bool fail;
 
 	xa_for_each(&fwd->inflight, idx, rq) {
 		rqd = blk_mq_rq_to_pdu(rq);
 		spin_lock_irq(&fwd->lock);
-		fail = xa_load(&fwd->inflight, idx) == rq &&
-		       (all || time_after(jiffies, rqd->fwd_deadline)) &&
-		       !chorus_fwd_sent_live(rqd);
+		ours = xa_load(&fwd->inflight, idx) == rq;
+		expired = all || time_after(jiffies, rqd->fwd_deadline);
+		reread = ours && !expired && chorus_fwd_to_replica(vol, rqd);
+		fail = ours && expired && !chorus_fwd_sent_live(rqd);
 		if (fail)
 			xa_erase(&fwd->inflight, idx);
 		spin_unlock_irq(&fwd->lock);
+		if (reread)
+			chorus_fwd_reread(vol, rq, idx);
 		if (!fail)
 			continue;
 		this_cpu_inc(vol->stats->forward_expired);
-		pr_warn_ratelimited("%s: no owner took a forwarded request in time: it fails\n",
-				    vol->name);
+		pr_warn_ratelimited("%s: no %s took a forwarded request in time: it fails\n",
+				    vol->name,
+				    rqd->fwd_replica ? "replica" : "owner");
 		WRITE_ONCE(rqd->status, BLK_STS_IOERR);
 		chorus_rq_put(rq);
 	}
@@ -465,6 +613,7 @@ int chorus_fwd_answer(struct chorus_conn *conn,
 	u32 status = le32_to_cpu(hdr->status);
 	u64 seq = le64_to_cpu(hdr->seq);
 	struct chorus_rq *rqd = NULL;
+	bool refused = false;
 	struct request *rq;
 	int ret = 0;
 
@@ -477,6 +626,13 @@ int chorus_fwd_answer(struct chorus_conn *conn,
 		} else if (!chorus_fwd_answer_matches(rq, hdr)) {
 			rq = NULL;
 			ret = -EPROTO;
+		} else if (status != CHORUS_WIRE_OK &&
+			   chorus_fwd_to_replica(vol, rqd)) {
+			/* Not this replica again: the next one is asked. */
+			rqd->fwd_tried |= BIT(conn->peer->slot);
+			rqd->fwd_peer = NULL;
+			rq = NULL;
+			refused = true;
 		} else if (status == CHORUS_WIRE_NOT_MEMBER ||
 			   status == CHORUS_WIRE_STALE_EPOCH) {
 			rqd->fwd_peer = NULL;
@@ -493,6 +649,12 @@ int chorus_fwd_answer(struct chorus_conn *conn,
 		else if (req_op(rq) == REQ_OP_READ)
 			chorus_fwd_copy_read(rq, pages);
 		chorus_rq_put(rq);
+	} else if (refused) {
+		pr_info_ratelimited("%s: peer %u could not serve a read (status %u): another replica is asked\n",
+				    vol->name, conn->peer->node_id, status);
+		if (status == CHORUS_WIRE_DISK_FAILED)
+			chorus_peer_disk_failed(conn->peer);
+		mod_delayed_work(chorus_wq, &fwd->expire_work, 0);
 	} else if (status == CHORUS_WIRE_NOT_MEMBER ||
 		   status == CHORUS_WIRE_STALE_EPOCH) {
 		pr_info_ratelimited("%s: peer %u refused a forwarded request (status %u): held for the next owner\n",
@@ -535,6 +697,7 @@ static u8 chorus_fwd_answer_type(u8 type)
 {
 	switch (type) {
 	case CHORUS_MSG_READ:
+	case CHORUS_MSG_REPLICA_READ:
 		return CHORUS_MSG_READ_DATA;
 	case CHORUS_MSG_FWD_FLUSH:
 		return CHORUS_MSG_FWD_FLUSH_ACK;
@@ -557,7 +720,8 @@ static void chorus_fwd_answer_workfn(struct work_struct *work)
 			     le64_to_cpu(io->req.epoch), le64_to_cpu(io->req.seq),
 			     le64_to_cpu(io->req.sector), le32_to_cpu(io->req.len));
 	hdr.status = cpu_to_le32(io->status);
-	if (io->req.type == CHORUS_MSG_READ && io->status == CHORUS_WIRE_OK) {
+	if (chorus_fwd_answer_type(io->req.type) == CHORUS_MSG_READ_DATA &&
+	    io->status == CHORUS_WIRE_OK) {
 		hdr.payload_len = io->req.len;
 		data.pages = io->pages;
 		data.len = le32_to_cpu(io->req.len);
@@ -602,11 +766,32 @@ bool chorus_fwd_served(struct request *rq)
 	return rq->bio && rq->bio->bi_end_io == chorus_fwd_served_endio;
 }
 
-/* Whether @io may be served: this node owns the volume at its epoch. */
+/*
+ * A replica's disk completed an owner's REPLICA_READ. A failure fails the
+ * disk (disk.c); the owner asks another replica.
+ */
+static void chorus_fwd_replica_endio(struct bio *bio)
+{
+	struct chorus_fwd_io *io = bio->bi_private;
+
+	chorus_disk_io_end(io->peer->vol, bio);
+	if (bio->bi_status)
+		io->status = CHORUS_WIRE_DISK_FAILED;
+	bio_put(bio);
+	queue_work(chorus_reply_wq, &io->answer_work);
+}
+
+/*
+ * Whether @io may be served: an owner's REPLICA_READ by a replica whose
+ * disk works, from the owner of the session at the volume's epoch; any
+ * other forwarded request by the owner at its epoch.
+ */
 static u32 chorus_fwd_check(struct chorus_fwd_io *io)
 {
 	struct chorus_peer *peer = io->peer;
 	struct chorus_volume *vol = peer->vol;
+	bool replica_read = io->req.type == CHORUS_MSG_REPLICA_READ;
+	u32 role = replica_read ? CHORUS_ROLE_REPLICA : CHORUS_ROLE_OWNER;
 	bool live;
 
 	/*
@@ -616,12 +801,14 @@ static u32 chorus_fwd_check(struct chorus_fwd_io *io)
 	 */
 	spin_lock_irq(&peer->lock);
 	live = peer->gen == io->gen && peer->fail_gen != io->gen &&
-	       !peer->fenced;
+	       !peer->fenced && (!replica_read || peer->peer_owner);
 	spin_unlock_irq(&peer->lock);
-	if (!live || READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER)
+	if (!live || READ_ONCE(vol->repl.role) != role || vol->diskless)
 		return CHORUS_WIRE_NOT_MEMBER;
 	if (le64_to_cpu(io->req.epoch) != READ_ONCE(vol->repl.epoch))
 		return CHORUS_WIRE_STALE_EPOCH;
+	if (replica_read && chorus_disk_failed(vol))
+		return CHORUS_WIRE_DISK_FAILED;
 	return CHORUS_WIRE_OK;
 }
 
@@ -636,7 +823,8 @@ static struct bio *chorus_fwd_bio(struct chorus_fwd_io *io)
 
 	if (io->req.type == CHORUS_MSG_FWD_FLUSH)
 		opf |= REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC;
-	else if (io->req.type == CHORUS_MSG_READ)
+	else if (io->req.type == CHORUS_MSG_READ ||
+		 io->req.type == CHORUS_MSG_REPLICA_READ)
 		opf |= REQ_OP_READ;
 	else if (flags & CHORUS_MSG_F_DISCARD)
 		opf |= REQ_OP_DISCARD;
@@ -647,10 +835,16 @@ static struct bio *chorus_fwd_bio(struct chorus_fwd_io *io)
 	if (flags & CHORUS_MSG_F_FUA)
 		opf |= REQ_FUA;
 
-	bio = bio_alloc(vol->disk->part0, io->nr_pages, opf, GFP_NOIO);
+	/* A replica reads its own disk: its block device forwards reads. */
+	if (io->req.type == CHORUS_MSG_REPLICA_READ) {
+		bio = bio_alloc(vol->backing.bdev, io->nr_pages, opf, GFP_NOIO);
+		bio->bi_end_io = chorus_fwd_replica_endio;
+	} else {
+		bio = bio_alloc(vol->disk->part0, io->nr_pages, opf, GFP_NOIO);
+		bio->bi_end_io = chorus_fwd_served_endio;
+	}
 	bio->bi_iter.bi_sector = le64_to_cpu(io->req.sector);
 	bio->bi_private = io;
-	bio->bi_end_io = chorus_fwd_served_endio;
 	for (i = 0; i < io->nr_pages; i++)
 		__bio_add_page(bio, io->pages[i],
 			       min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE), 0);
@@ -684,7 +878,9 @@ static void chorus_fwd_submit_workfn(struct work_struct *work)
 	unsigned int noio = memalloc_noio_save();
 
 	io->status = chorus_fwd_check(io);
-	if (io->status == CHORUS_WIRE_OK && io->req.type == CHORUS_MSG_READ) {
+	if (io->status == CHORUS_WIRE_OK &&
+	    (io->req.type == CHORUS_MSG_READ ||
+	     io->req.type == CHORUS_MSG_REPLICA_READ)) {
 		io->pages = chorus_fwd_read_pages(le32_to_cpu(io->req.len),
 						  &io->nr_pages);
 		if (!io->pages) {
@@ -692,7 +888,11 @@ static void chorus_fwd_submit_workfn(struct work_struct *work)
 			io->status = CHORUS_WIRE_IO_ERROR;
 		}
 	}
-	if (io->status == CHORUS_WIRE_OK) {
+	if (io->status == CHORUS_WIRE_OK &&
+	    io->req.type == CHORUS_MSG_REPLICA_READ) {
+		chorus_disk_io_start(io->peer->vol);
+		submit_bio(chorus_fwd_bio(io));
+	} else if (io->status == CHORUS_WIRE_OK) {
 		this_cpu_inc(io->peer->vol->stats->forward_served);
 		submit_bio(chorus_fwd_bio(io));
 	} else {
@@ -702,9 +902,10 @@ static void chorus_fwd_submit_workfn(struct work_struct *work)
 }
 
 /**
- * chorus_fwd_serve() - an access point forwarded a request to this owner
+ * chorus_fwd_serve() - an access point forwarded a request to this owner,
+ *	or an owner whose disk failed asks this replica for a read
  * @conn: the connection it came on
- * @hdr: FWD_WRITE, FWD_FLUSH or READ, checked
+ * @hdr: FWD_WRITE, FWD_FLUSH, READ or REPLICA_READ, checked
  * @pages: FWD_WRITE's payload, owned by this function; NULL if none
  * @nr_pages: entries of @pages
  *

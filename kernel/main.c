@@ -144,6 +144,7 @@ const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS] = {
 	CHORUS_STAT(forward_resent, CHORUS_STAT_FORWARD_RESENT),
 	CHORUS_STAT(forward_expired, CHORUS_STAT_FORWARD_EXPIRED),
 	CHORUS_STAT(forward_served, CHORUS_STAT_FORWARD_SERVED),
+	CHORUS_STAT(degraded_reads, CHORUS_STAT_DEGRADED_READS),
 };
 
 /**
@@ -173,6 +174,7 @@ void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum)
 		sum->forward_resent += READ_ONCE(s->forward_resent);
 		sum->forward_expired += READ_ONCE(s->forward_expired);
 		sum->forward_served += READ_ONCE(s->forward_served);
+		sum->degraded_reads += READ_ONCE(s->degraded_reads);
 	}
 }
 

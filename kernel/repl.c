@@ -426,7 +426,7 @@ static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
  *	access point put it ahead of any overlapping one
  *
  * A write goes on as the owner's own (the activity log, the write set);
- * a read reads this node's disk.
+ * a read reads this node's disk, or a replica if that failed.
  *
  * Context: process context, GFP_NOIO scope; may sleep.
  */
@@ -436,8 +436,7 @@ void chorus_repl_restart(struct chorus_volume *vol, struct request *rq)
 		chorus_repl_dispatch(vol, rq);
 		return;
 	}
-	chorus_dev_submit_local(vol, rq);
-	chorus_rq_put(rq);
+	chorus_dev_read(vol, rq);
 }
 
 /**
@@ -905,6 +904,7 @@ int chorus_repl_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 		chorus_job_answer(peer, hdr);
 		return 0;
 	case CHORUS_MSG_READ:
+	case CHORUS_MSG_REPLICA_READ:
 	case CHORUS_MSG_FWD_WRITE:
 	case CHORUS_MSG_FWD_FLUSH:
 		return chorus_fwd_serve(conn, hdr, pages, nr_pages);

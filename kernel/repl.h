@@ -460,11 +460,18 @@ struct chorus_range {
  * @sent_gen: per peer slot, the session it was last sent on
  * @al_held: the request holds its activity log extents
  * @fwd_id: its id in chorus_fwd.inflight while forwarded, 0 otherwise
- * @fwd_peer: the peer (an owner) it was last sent to, NULL while held;
- *	under chorus_fwd.lock
+ * @fwd_peer: the peer (an owner, or a replica for @fwd_replica) it was
+ *	last sent to, NULL while held; under chorus_fwd.lock
  * @fwd_gen: that peer's session, under chorus_fwd.lock
  * @fwd_deadline: jiffies after which a forwarded request not yet answered
  *	fails rather than go to an owner (the forward timeout)
+ * @fwd_replica: a read of an owner whose disk failed, sent to a replica of
+ *	the write set (chorus_fwd_read_replica()); set before it is tracked
+ * @fwd_tried: slots of the replicas that refused it, under chorus_fwd.lock
+ * @local_read_failed: a read whose clone the disk failed (dev.c): it is
+ *	started once more, to be read from a replica. WRITE_ONCE from bio
+ *	completion, read after the last reference
+ * @reread: started once more after @local_read_failed; never again
  * @copies: write-set peers that acked the request (chorus_owner_ack())
  * @replicated: an owner's write or flush, sent to its write set
  *	(chorus_repl_fan_out()); its local part may fail without failing it
@@ -488,6 +495,10 @@ struct chorus_rq {
 	struct chorus_peer *fwd_peer;
 	u32 fwd_gen;
 	unsigned long fwd_deadline;
+	bool fwd_replica;
+	u8 fwd_tried;
+	bool local_read_failed;
+	bool reread;
 	u64 start_ns;
 };
 
@@ -526,6 +537,7 @@ extern struct workqueue_struct *chorus_fwd_wq;
 void chorus_fwd_init(struct chorus_volume *vol);
 void chorus_fwd_start(struct chorus_volume *vol, struct request *rq);
 void chorus_fwd_dispatch(struct chorus_volume *vol, struct request *rq);
+void chorus_fwd_read_replica(struct chorus_volume *vol, struct request *rq);
 void chorus_fwd_resend(struct chorus_peer *peer, u32 gen);
 void chorus_fwd_fail_all(struct chorus_volume *vol);
 void chorus_fwd_take_back(struct chorus_volume *vol);

@@ -88,6 +88,7 @@ static bool chorus_wire_type_has_range(u8 type)
 	case CHORUS_MSG_WRITE:
 	case CHORUS_MSG_WRITE_ACK:
 	case CHORUS_MSG_READ:
+	case CHORUS_MSG_REPLICA_READ:
 	case CHORUS_MSG_READ_DATA:
 	case CHORUS_MSG_RESYNC_DATA:
 	case CHORUS_MSG_RESYNC_ACK:

@@ -52,6 +52,9 @@
  *	this seq completed on the whole write set (or why not)
  * @CHORUS_MSG_FWD_FLUSH: access point to owner: a flush of its block device
  * @CHORUS_MSG_FWD_FLUSH_ACK: owner to access point: the FWD_FLUSH completed
+ * @CHORUS_MSG_REPLICA_READ: owner whose disk failed to an up-to-date member
+ *	of its write set: read len bytes at sector from the replica's own disk;
+ *	answered with READ_DATA
  * @__CHORUS_MSG_MAX: one past the last type, not a type
  */
 enum chorus_msg_type {
@@ -76,6 +79,7 @@ enum chorus_msg_type {
 	CHORUS_MSG_FWD_WRITE_ACK,
 	CHORUS_MSG_FWD_FLUSH,
 	CHORUS_MSG_FWD_FLUSH_ACK,
+	CHORUS_MSG_REPLICA_READ,
 
 	__CHORUS_MSG_MAX,
 };

@@ -360,8 +360,9 @@ static void replica_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(c
 			"--io_size=3M --rate_iops=150 --verify=crc32c --do_verify=0"
 
 /*
- * Node 1's disk, the owner's, fails under fio writes (its logical volume's
- * table swapped for error): no write fails, node 2 (the write set) has each.
+ * Node 1's disk, the owner's, fails under fio writes and reads (its logical
+ * volume's table swapped for error): no write or read fails (node 1 reads
+ * from node 2 until it hands over, then forwards), node 2 has each write.
  * Node 1's chorusd records node 1 out of date in etcd, steps down and gives
  * its owner key up; node 2 takes it. Every write fio made is on node 2
  * (--verify_only), and node 1, without a disk, serves the volume by
@@ -370,15 +371,20 @@ static void replica_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(c
 static void owner_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self)
 {
 	char dev[64];
-	pid_t fio;
+	pid_t fio, reader;
 
 	ASSERT_EQ(0, rl_on(1, "dmsetup table " LV_DM " > /tmp/chorus-lv.table"));
+	reader = rl_fio_background(&self->env, 1, "--rw=randread --bs=4k --iodepth=4 "
+				   "--offset=16M --size=8M --time_based --runtime=10 "
+				   "--rate_iops=100");
+	ASSERT_LE(0, reader);
 	fio = rl_fio_background(&self->env, 1, OWNER_WRITES);
 	ASSERT_LE(0, fio);
 	sleep(2);
 	ASSERT_EQ(0, rl_on(1, "dmsetup load " LV_DM " --table \"0 $(blockdev --getsz "
 			   "/dev/mapper/" LV_DM ") error\" && dmsetup resume " LV_DM));
 	EXPECT_EQ(0, wait_child(fio, scaled(90) * 1000)) TH_LOG("a write failed");
+	EXPECT_EQ(0, wait_child(reader, scaled(90) * 1000)) TH_LOG("a read failed");
 	self->env.npids = 0;
 	EXPECT_TRUE(cl_wait(self, VOL, ".owner.node_id", "2", 30));
 	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.out_of_date | map(tostring) | join(\",\")",

@@ -229,7 +229,10 @@ TEST_F_TIMEOUT(disk, replica_disk_stall_detached_short_stall_not, 300)
 /*
  * vm1's own disk, the owner's, fails every I/O under fio writes. vm1
  * detaches it and no write fails: each is acknowledged once vm2, the write
- * set, has it (the one whose local part failed as well). Then the hand-over
+ * set, has it (the one whose local part failed as well); no read fails
+ * either: a reader runs through the failure, and while vm1 still owns the
+ * volume every fio write reads back (--verify_only) from vm2's disk, the
+ * degraded reads counted. Then the hand-over
  * chorusd makes (cluster.md): vm1 steps down, refusing to own again, and
  * vm2 becomes the owner at a higher epoch. Every write fio made is there on
  * vm2's disk (fio --verify_only). vm2 finds vm1's disk failed and vm1 leaves
@@ -238,17 +241,28 @@ TEST_F_TIMEOUT(disk, replica_disk_stall_detached_short_stall_not, 300)
  */
 TEST_F_TIMEOUT(disk, owner_disk_error_writes_stand_on_the_write_set, 300)
 {
+	uint64_t degraded;
 	char out[512];
-	pid_t fio;
+	pid_t fio, reader;
 
+	reader = rl_fio_background(&self->env, 1, "--rw=randread --bs=4k --iodepth=4 "
+				   "--offset=16M --size=8M --time_based --runtime=10 "
+				   "--rate_iops=100");
+	ASSERT_LE(0, reader);
 	fio = start_writer(&self->env, OWNER_WRITES);
 	ASSERT_LE(0, fio);
 	sleep(2);
 	ASSERT_EQ(0, dm_swap(1, "0 " DM_SECTORS " error"));
 	writer_ok(fio);
+	writer_ok(reader);
 	volume_field(1, "state", out, sizeof(out));
 	EXPECT_STREQ("failed", out);
 	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
+	EXPECT_EQ(0, rl_on(1, RL_FIO OWNER_WRITES " --verify_only >/dev/null"))
+		TH_LOG("vm1, its disk failed, does not read what it acknowledged from vm2");
+	degraded = rl_cmd_u64(1, "cat /sys/block/chorus0/chorus/degraded_reads");
+	EXPECT_LT(768, degraded) TH_LOG("vm1 read from vm2 only %llu times",
+					(unsigned long long)degraded);
 
 	ASSERT_EQ(0, rl_on(1, "%s volume role " VOL " replica >/dev/null", rl_ctl()));
 	ASSERT_NE(0, rl_on_out(1, out, sizeof(out), "%s volume role " VOL

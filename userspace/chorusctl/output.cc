@@ -238,6 +238,7 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
             {"forward_resent", s.forward_resent},
             {"forward_expired", s.forward_expired},
             {"forward_served", s.forward_served},
+            {"degraded_reads", s.degraded_reads},
         };
     }
     nlohmann::json peers = nlohmann::json::array();
@@ -348,6 +349,7 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
         counter("fwd resent", s.forward_resent);
         counter("fwd expired", s.forward_expired);
         counter("fwd served", s.forward_served);
+        counter("degraded reads", s.degraded_reads);
     }
     if (v.peers.empty()) {
         // Only a module with replication says anything about peers.

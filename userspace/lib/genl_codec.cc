@@ -334,6 +334,7 @@ VolumeStats ParseStats(Payload nest) {
     get(CHORUS_STAT_FORWARD_RESENT, s.forward_resent);
     get(CHORUS_STAT_FORWARD_EXPIRED, s.forward_expired);
     get(CHORUS_STAT_FORWARD_SERVED, s.forward_served);
+    get(CHORUS_STAT_DEGRADED_READS, s.degraded_reads);
     if (a[CHORUS_STAT_READ_LATENCY])
         s.read_latency = ParseLatency(*a[CHORUS_STAT_READ_LATENCY], "CHORUS_STAT_READ_LATENCY");
     if (a[CHORUS_STAT_WRITE_LATENCY])

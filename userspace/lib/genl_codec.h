@@ -53,6 +53,7 @@ struct VolumeStats {
     uint64_t forward_resent = 0;
     uint64_t forward_expired = 0;
     uint64_t forward_served = 0;
+    uint64_t degraded_reads = 0;  // owner's reads a replica served (its disk failed)
     // Absent when the module predates the histograms.
     std::optional<LatencyHistogram> read_latency;
     std::optional<LatencyHistogram> write_latency;

@@ -256,6 +256,8 @@ enum chorus_attr {
  *	reads counted in %CHORUS_STAT_READS took
  * @CHORUS_STAT_WRITE_LATENCY: nested, &enum chorus_lat_attr: the same for
  *	%CHORUS_STAT_WRITES
+ * @CHORUS_STAT_DEGRADED_READS: u64, on an owner whose disk failed: reads
+ *	that a replica of the write set served instead
  * @__CHORUS_STAT_MAX: internal
  * @CHORUS_STAT_MAX: highest counter number
  */
@@ -278,6 +280,7 @@ enum chorus_stat_attr {
 	CHORUS_STAT_FORWARD_SERVED,
 	CHORUS_STAT_READ_LATENCY,
 	CHORUS_STAT_WRITE_LATENCY,
+	CHORUS_STAT_DEGRADED_READS,
 
 	__CHORUS_STAT_MAX,
 	CHORUS_STAT_MAX = __CHORUS_STAT_MAX - 1
