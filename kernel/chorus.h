@@ -315,6 +315,9 @@ void chorus_meta_release(struct chorus_meta *meta);
 int chorus_meta_set_epoch(struct chorus_volume *vol, u64 epoch);
 u64 chorus_meta_highest_epoch(struct chorus_volume *vol);
 int chorus_meta_peer_slot(struct chorus_volume *vol, u32 node_id, u32 *flags);
+int chorus_meta_set_peer_disk(struct chorus_volume *vol, int slot, u32 flags,
+			      u64 disk_gen);
+u64 chorus_meta_peer_disk(struct chorus_volume *vol, int slot);
 int chorus_meta_set_peer(struct chorus_volume *vol, int slot, u32 node_id,
 			 u32 flags);
 int chorus_meta_bitmap_io(struct chorus_volume *vol, int slot,

@@ -85,6 +85,9 @@ static u32 chorus_hello_check(struct chorus_peer *peer,
 		*why = "connection count differs";
 	else if (we_own && they_own)
 		*why = "both nodes are owner";
+	else if (we_own && READ_ONCE(peer->in_writeset) &&
+		 chorus_peer_disk_replaced(peer, le64_to_cpu(h->current_gen)))
+		*why = "peer has a new disk but is in the write set: take it out first";
 	if (*why)
 		return CHORUS_WIRE_REFUSED;
 
@@ -140,8 +143,7 @@ static const char *chorus_connect_error(const struct chorus_transport_ops *ops,
  * @ops: the transport to dial over
  * @conns: filled with the connections made, which the caller frees on
  *	failure
- * @peer_owner: set to whether the peer said it is the owner
- * @peer_epoch: set to the epoch it said
+ * @seen: set to what the peer's HELLO_ACK said
  *
  * Context: the session's connect work, session_mutex not held: it only
  * reads what is fixed when the peer is added, and the volume's role and
@@ -150,8 +152,8 @@ static const char *chorus_connect_error(const struct chorus_transport_ops *ops,
  */
 const char *chorus_peer_dial(struct chorus_peer *peer,
 			     const struct chorus_transport_ops *ops,
-			     struct chorus_conn **conns, bool *peer_owner,
-			     u64 *peer_epoch)
+			     struct chorus_conn **conns,
+			     struct chorus_hello_seen *seen)
 {
 	u64 session = get_random_u64() | 1;
 	struct chorus_wire_hello hello, answer;
@@ -189,8 +191,9 @@ const char *chorus_peer_dial(struct chorus_peer *peer,
 		status = chorus_hello_check(peer, &answer, &why);
 		if (status != CHORUS_WIRE_OK)
 			return why;
-		*peer_owner = le32_to_cpu(answer.flags) & CHORUS_HELLO_F_OWNER;
-		*peer_epoch = le64_to_cpu(answer.epoch);
+		seen->owner = le32_to_cpu(answer.flags) & CHORUS_HELLO_F_OWNER;
+		seen->epoch = le64_to_cpu(answer.epoch);
+		seen->disk_gen = le64_to_cpu(answer.current_gen);
 	}
 	return NULL;
 }
@@ -232,6 +235,7 @@ static int chorus_handshake_peer(struct chorus_conn *conn,
 {
 	u64 session = le64_to_cpu(theirs->session_id);
 	u16 index = le16_to_cpu(theirs->conn_index);
+	struct chorus_hello_seen seen;
 	struct chorus_wire_hello hello;
 	struct chorus_wire_hdr hdr;
 	const char *why;
@@ -287,9 +291,10 @@ static int chorus_handshake_peer(struct chorus_conn *conn,
 	for (i = 0; i < peer->nr_conns; i++)
 		if (!peer->pending[i])
 			return 0;
-	chorus_peer_establish(peer, peer->pending,
-			      le32_to_cpu(theirs->flags) & CHORUS_HELLO_F_OWNER,
-			      le64_to_cpu(theirs->epoch));
+	seen.owner = le32_to_cpu(theirs->flags) & CHORUS_HELLO_F_OWNER;
+	seen.epoch = le64_to_cpu(theirs->epoch);
+	seen.disk_gen = le64_to_cpu(theirs->current_gen);
+	chorus_peer_establish(peer, peer->pending, &seen);
 	for (i = 0; i < CHORUS_MAX_CONNS; i++)
 		peer->pending[i] = NULL;
 	peer->pending_session = 0;

@@ -460,6 +460,9 @@ int chorus_meta_set_peer(struct chorus_volume *vol, int slot, u32 node_id,
 
 	mutex_lock(&vol->repl.meta_lock);
 	old = *p;
+	/* Another peer (or none) in the slot: its disk is not known yet. */
+	if (le32_to_cpu(p->node_id) != node_id)
+		p->bitmap_gen = 0;
 	p->node_id = cpu_to_le32(node_id);
 	p->flags = cpu_to_le32(flags);
 	ret = chorus_meta_write(vol);
@@ -467,6 +470,47 @@ int chorus_meta_set_peer(struct chorus_volume *vol, int slot, u32 node_id,
 		*p = old;
 	mutex_unlock(&vol->repl.meta_lock);
 	return ret;
+}
+
+/**
+ * chorus_meta_set_peer_disk() - persist the disk a peer slot counts against
+ * @vol: the volume
+ * @slot: the slot, in use
+ * @flags: CHORUS_META_PEER_*, written with it
+ * @disk_gen: the peer's current_gen
+ *
+ * Context: process context; takes chorus_repl.meta_lock.
+ * Return: 0 or a negative errno with the slot unchanged in memory.
+ */
+int chorus_meta_set_peer_disk(struct chorus_volume *vol, int slot, u32 flags,
+			      u64 disk_gen)
+{
+	struct chorus_meta_peer *p = &vol->meta.super->peers[slot];
+	struct chorus_meta_peer old;
+	int ret;
+
+	mutex_lock(&vol->repl.meta_lock);
+	old = *p;
+	p->flags = cpu_to_le32(flags);
+	p->bitmap_gen = cpu_to_le64(disk_gen);
+	ret = chorus_meta_write(vol);
+	if (ret)
+		*p = old;
+	mutex_unlock(&vol->repl.meta_lock);
+	return ret;
+}
+
+/**
+ * chorus_meta_peer_disk() - the disk a peer slot counts against
+ * @vol: the volume
+ * @slot: the slot
+ *
+ * Context: any; the value changes under chorus_repl.meta_lock.
+ * Return: the peer's current_gen when the slot last saw it, 0 if never.
+ */
+u64 chorus_meta_peer_disk(struct chorus_volume *vol, int slot)
+{
+	return le64_to_cpu(READ_ONCE(vol->meta.super->peers[slot].bitmap_gen));
 }
 
 /**

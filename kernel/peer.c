@@ -384,3 +384,86 @@ int chorus_peer_writeset_remove(struct chorus_peer *peer,
 				"left the write set");
 	return 0;
 }
+
+/**
+ * chorus_peer_disk_replaced() - whether a peer comes with a disk its slot
+ *	does not know
+ * @peer: the peer
+ * @disk_gen: the current_gen of its HELLO: the id its disk got when it
+ *	was formatted
+ *
+ * Context: any.
+ * Return: true when the slot counts against another disk of the peer; not
+ * for a disk the slot never saw (a new slot, or metadata from before).
+ */
+bool chorus_peer_disk_replaced(struct chorus_peer *peer, u64 disk_gen)
+{
+	u64 known;
+
+	if (peer->meta_slot < 0)
+		return false;
+	known = chorus_meta_peer_disk(peer->vol, peer->meta_slot);
+	return known && known != disk_gen;
+}
+
+/**
+ * chorus_peer_take_disk() - count the peer's bitmap against the disk it
+ *	connected with
+ * @peer: the peer; if its disk is new, out of the write set of this node
+ *	as owner (the handshake refuses a member's: chorus_hello_check())
+ * @disk_gen: the current_gen of its HELLO
+ *
+ * A disk the slot never saw is recorded. A replaced one (the old disk
+ * failed and the replica was formatted on a new one) holds none of the
+ * volume: every region is set in the bitmap and the slot marked for a full
+ * copy, on disk before the new disk is recorded, so that the resync that
+ * starts next copies everything, and a crash in between sets them again.
+ *
+ * Context: session_mutex held; may sleep.
+ * Return: 0, or a negative errno when the metadata cannot be written.
+ */
+int chorus_peer_take_disk(struct chorus_peer *peer, u64 disk_gen)
+{
+	struct chorus_volume *vol = peer->vol;
+	bool replaced;
+	u32 flags;
+	int ret = 0;
+
+	lockdep_assert_held(&peer->session_mutex);
+	if (peer->meta_slot < 0 ||
+	    chorus_meta_peer_disk(vol, peer->meta_slot) == disk_gen)
+		return 0;
+	replaced = chorus_peer_disk_replaced(peer, disk_gen);
+	mutex_lock(&peer->bm_mutex);
+	flags = peer->meta_flags;
+	if (replaced) {
+		spin_lock_irq(&peer->lock);
+		if (peer->in_writeset &&
+		    READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER) {
+			ret = -EBUSY;
+		} else {
+			/* A replica's view of a member it would own with. */
+			peer->in_writeset = false;
+			peer->repl_state = CHORUS_REPL_OUT_OF_DATE;
+			chorus_bitmap_set_all_locked(peer);
+		}
+		spin_unlock_irq(&peer->lock);
+		flags |= CHORUS_META_PEER_OUT_OF_DATE |
+			 CHORUS_META_PEER_FULL_SYNC;
+		if (!ret)
+			ret = chorus_bitmap_write_all(peer);
+	}
+	if (!ret)
+		ret = chorus_meta_set_peer_disk(vol, peer->meta_slot, flags,
+						disk_gen);
+	if (!ret)
+		peer->meta_flags = flags;
+	mutex_unlock(&peer->bm_mutex);
+	if (!ret && replaced) {
+		pr_warn("%s: peer %u has a new disk: every region is copied to it\n",
+			vol->name, peer->node_id);
+		chorus_genl_notify_peer(vol, CHORUS_EVENT_PEER_STATE, peer,
+					"peer's disk was replaced: full resync");
+	}
+	return ret;
+}

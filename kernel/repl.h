@@ -584,6 +584,8 @@ void chorus_peer_disconnect(struct chorus_peer *peer);
 void chorus_peer_fail(struct chorus_peer *peer, u32 gen, const char *reason);
 void chorus_peer_teardown(struct chorus_peer *peer, const char *reason);
 void chorus_peer_disk_failed(struct chorus_peer *peer);
+bool chorus_peer_disk_replaced(struct chorus_peer *peer, u64 disk_gen);
+int chorus_peer_take_disk(struct chorus_peer *peer, u64 disk_gen);
 int chorus_peer_writeset_remove(struct chorus_peer *peer,
 				struct netlink_ext_ack *extack);
 void chorus_peer_free(struct chorus_peer *peer);

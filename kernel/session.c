@@ -154,22 +154,22 @@ static int chorus_peer_start(struct chorus_peer *peer, u32 gen, bool owner,
  * chorus_peer_establish() - make handshaken connections the peer's session
  * @peer: the peer
  * @conns: its nr_conns connections, each past the handshake
- * @peer_owner: the peer said it is the owner
- * @peer_epoch: the epoch it said
+ * @seen: what its handshake said
  *
  * Context: session_mutex held; on failure the connections are freed.
  */
 void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
-			   bool peer_owner, u64 peer_epoch)
+			   const struct chorus_hello_seen *seen)
 {
 	struct chorus_volume *vol = peer->vol;
+	bool peer_owner = seen->owner;
 	bool owner = READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER;
 	bool resync = false;
 	u32 gen, i;
 	int ret = 0;
 
 	lockdep_assert_held(&peer->session_mutex);
-	if (!owner && peer_owner && chorus_repl_accept_epoch(vol, peer_epoch)) {
+	if (!owner && peer_owner && chorus_repl_accept_epoch(vol, seen->epoch)) {
 		for (i = 0; i < peer->nr_conns; i++)
 			chorus_conn_free(conns[i]);
 		chorus_peer_set_state(peer, CHORUS_CONN_UNREACHABLE,
@@ -204,6 +204,11 @@ void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
 		ret = conns[i]->ops->start_rx(conns[i]);
 	if (ret) {
 		__chorus_peer_teardown(peer, "cannot start receiving");
+		return;
+	}
+	/* A new disk of the peer's gets every region (before any resync). */
+	if (chorus_peer_take_disk(peer, seen->disk_gen)) {
+		__chorus_peer_teardown(peer, "cannot record the peer's disk");
 		return;
 	}
 	atomic64_inc(&peer->stats.reconnects);
@@ -521,11 +526,11 @@ static void chorus_peer_dial_free(struct chorus_peer *peer,
 static const char *chorus_peer_dial_paths(struct chorus_peer *peer,
 					  const struct chorus_transport_ops **ops,
 					  struct chorus_conn **conns,
-					  bool *peer_owner, u64 *peer_epoch)
+					  struct chorus_hello_seen *seen)
 {
 	const char *why;
 
-	why = chorus_peer_dial(peer, *ops, conns, peer_owner, peer_epoch);
+	why = chorus_peer_dial(peer, *ops, conns, seen);
 	if (!why || (*ops)->transport != CHORUS_TRANSPORT_RDMA ||
 	    peer->transport != CHORUS_TRANSPORT_RDMA_TCP)
 		return why;
@@ -538,7 +543,7 @@ static const char *chorus_peer_dial_paths(struct chorus_peer *peer,
 	peer->rdma_retry_at = jiffies + msecs_to_jiffies(peer->probe_ms);
 	mutex_unlock(&peer->session_mutex);
 	*ops = chorus_transport(CHORUS_TRANSPORT_TCP);
-	return chorus_peer_dial(peer, *ops, conns, peer_owner, peer_epoch);
+	return chorus_peer_dial(peer, *ops, conns, seen);
 }
 
 /*
@@ -558,8 +563,7 @@ static void chorus_peer_connect_workfn(struct work_struct *work)
 		container_of(to_delayed_work(work), struct chorus_peer, connect_work);
 	struct chorus_conn *conns[CHORUS_MAX_CONNS] = {};
 	const struct chorus_transport_ops *ops;
-	bool peer_owner = false;
-	u64 peer_epoch = 0;
+	struct chorus_hello_seen seen = {};
 	const char *why;
 	u32 dial_gen;
 
@@ -572,8 +576,7 @@ static void chorus_peer_connect_workfn(struct work_struct *work)
 	dial_gen = peer->dial_gen;
 	mutex_unlock(&peer->session_mutex);
 
-	why = chorus_peer_dial_paths(peer, &ops, conns, &peer_owner,
-				     &peer_epoch);
+	why = chorus_peer_dial_paths(peer, &ops, conns, &seen);
 
 	mutex_lock(&peer->session_mutex);
 	if (!peer->want_connect || peer->conns[0]) {
@@ -597,7 +600,7 @@ static void chorus_peer_connect_workfn(struct work_struct *work)
 		peer->backoff_ms = min(peer->backoff_ms * 2, CHORUS_BACKOFF_MAX_MS);
 		goto unlock;
 	}
-	chorus_peer_establish(peer, conns, peer_owner, peer_epoch);
+	chorus_peer_establish(peer, conns, &seen);
 	if (!peer->conns[0])
 		chorus_peer_schedule_dial(peer, peer->backoff_ms);
 unlock:

@@ -9,17 +9,29 @@
 
 #include "repl.h"
 
+/**
+ * struct chorus_hello_seen - what a peer's handshake said of it
+ * @owner: it is the owner
+ * @epoch: its epoch (its own as owner, the highest it accepted otherwise)
+ * @disk_gen: its disk's generation id (current_gen)
+ */
+struct chorus_hello_seen {
+	bool owner;
+	u64 epoch;
+	u64 disk_gen;
+};
+
 /* session.c */
 void chorus_session_init(struct chorus_peer *peer);
 void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
-			   bool peer_owner, u64 peer_epoch);
+			   const struct chorus_hello_seen *seen);
 void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason);
 void chorus_peer_free_pending(struct chorus_peer *peer);
 
 /* handshake.c */
 const char *chorus_peer_dial(struct chorus_peer *peer,
 			     const struct chorus_transport_ops *ops,
-			     struct chorus_conn **conns, bool *peer_owner,
-			     u64 *peer_epoch);
+			     struct chorus_conn **conns,
+			     struct chorus_hello_seen *seen);
 
 #endif /* CHORUS_SESSION_H */

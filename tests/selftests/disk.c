@@ -29,6 +29,8 @@
 /* The dm device: 128 MiB (data, then the metadata behind it). */
 #define DM_SECTORS	"262144"
 #define DM_LINEAR	"0 " DM_SECTORS " linear /dev/vdb 0"
+/* vm2's new disk: the next 128 MiB of /dev/vdb, filled with other data. */
+#define DM_NEW_DISK	"0 " DM_SECTORS " linear /dev/vdb " DM_SECTORS
 
 FIXTURE(disk) {
 	struct chorus_env env;
@@ -67,7 +69,7 @@ FIXTURE_SETUP(disk)
 	 * (cluster.chorusd_restart_…), kernel and chorusd together; the
 	 * flakey disk takes the error case's path.
 	 */
-	CHORUS_CHECK_LANE("replica_disk_error_held_until_out_of_writeset "
+	CHORUS_CHECK_LANE("replica_disk_error_held_out_of_writeset_replaced "
 			  "replica_disk_stall_detached_short_stall_not");
 	env_setup(_metadata, &self->env, false);
 	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 1)
@@ -116,14 +118,49 @@ static void __writer_ok(struct __test_metadata *_metadata, struct chorus_env *en
 #define writer_ok(fio) __writer_ok(_metadata, &self->env, fio)
 
 /*
+ * vm2's failed disk, out of the write set, is replaced: chorus unloaded,
+ * its backing device moved to a new disk full of other data, formatted
+ * and attached again as a replica of the same volume. vm1 finds the new
+ * disk (its generation id differs from the one its slot knew), sets every
+ * region for it and resyncs it in full, with progress; vm2 is then up to
+ * date and in the write set again, and the data areas are identical.
+ */
+static void replaced_disk_gets_a_full_copy(struct __test_metadata *_metadata)
+{
+	static const int owner[] = { 1 };
+	uint64_t copied;
+	char out[64];
+
+	rl_node_down(PEER);
+	ASSERT_EQ(0, rl_on(PEER, "dd if=/dev/urandom of=/dev/vdb bs=1M seek=128 count=%d "
+			   "oflag=direct status=none", RL_SIZE_MB));
+	ASSERT_EQ(0, dm_swap(PEER, DM_NEW_DISK));
+	ASSERT_EQ(0, rl_node_up(PEER, false, "full", owner, 1));
+	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " replica >/dev/null && "
+			   "%s peer connect " VOL " 1 >/dev/null", rl_ctl(), rl_ctl()));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
+	EXPECT_EQ(1, rl_cmd_u64(1, "dmesg | sed -n '/replica_disk_error_held_out_of_writeset_"
+				"replaced begin/,$p' | grep -c 'peer 2 has a new disk'"))
+		TH_LOG("vm1 did not log the new disk once");
+	/* Every region of the volume was copied, not only those written. */
+	copied = rl_peer_u64(1, PEER, "resynced_bytes");
+	EXPECT_LE((uint64_t)RL_SIZE_MB << 20, copied) TH_LOG("resynced %llu bytes",
+							     (unsigned long long)copied);
+	rl_peer_field(1, PEER, "in_writeset", out, sizeof(out));
+	EXPECT_STREQ("true", out);
+	rl_pair_identical();
+}
+
+/*
  * vm2's disk starts failing every I/O under fio with verify. vm2 detaches
  * it (state failed, the error named) and answers that its disk failed;
  * vm1 marks the peer, keeps its session and holds its part of each write
  * (no write completes, none fails) until the peer is taken out of the
  * write set; then fio goes on and verifies everything it wrote. vm2
- * refuses to become the owner with the reason.
+ * refuses to become the owner with the reason. Then vm2's disk is
+ * replaced (replaced_disk_gets_a_full_copy()).
  */
-TEST_F_TIMEOUT(disk, replica_disk_error_held_until_out_of_writeset, 300)
+TEST_F_TIMEOUT(disk, replica_disk_error_held_out_of_writeset_replaced, 300)
 {
 	uint64_t reconnects, w0, w1;
 	char out[512];
@@ -171,6 +208,7 @@ TEST_F_TIMEOUT(disk, replica_disk_error_held_until_out_of_writeset, 300)
 	EXPECT_EQ(reconnects, rl_peer_u64(1, PEER, "reconnects"));
 	rl_peer_field(1, PEER, "repl_state", out, sizeof(out));
 	EXPECT_STREQ("out-of-date", out);
+	replaced_disk_gets_a_full_copy(_metadata);
 }
 
 /*

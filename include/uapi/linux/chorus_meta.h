@@ -79,7 +79,10 @@ struct chorus_meta_al {
  * struct chorus_meta_peer - what this replica knows of one peer
  * @node_id: the peer's node id; 0 for an unused slot
  * @flags: CHORUS_META_PEER_*
- * @bitmap_gen: generation id at which this slot's bitmap started
+ * @bitmap_gen: the peer's disk this slot's bitmap counts against: the
+ *	current_gen its HELLO carried (the id its disk got when formatted), 0
+ *	until the first session. A peer that comes with another one has a new
+ *	disk, which needs every region: the kernel sets them all
  */
 struct chorus_meta_peer {
 	__le32 node_id;
