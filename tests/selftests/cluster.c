@@ -355,6 +355,40 @@ static void replica_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(c
 			   "dmsetup resume " LV_DM));
 }
 
+/*
+ * Node 2's failed disk (replica_disk_fails()) is replaced: a replacement of
+ * an up-to-date member's disk, or on a node without a replica, is refused
+ * by name and changes nothing. Node 2's chorusd detaches the volume, makes
+ * its logical volume anew and formats it; node 1's kernel finds the new
+ * disk and copies every region; node 2 is back in the write set, its disk
+ * ok, the replicas identical.
+ */
+static void replica_disk_replaced(struct __test_metadata *_metadata,
+				  FIXTURE_DATA(cluster) *self)
+{
+	char out[512];
+
+	EXPECT_NE(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
+			     " --node 1 2>&1", self->ctl));
+	EXPECT_NE(NULL, strstr(out, "up-to-date member")) TH_LOG("%s", out);
+	EXPECT_NE(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
+			     " --node 3 2>&1", self->ctl));
+	EXPECT_NE(NULL, strstr(out, "holds no replica")) TH_LOG("%s", out);
+	ASSERT_EQ(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
+			     " --node 2 --wait %d 2>/dev/null", self->ctl, scaled(120)))
+		TH_LOG("%s", out);
+	EXPECT_NE(NULL, strstr(out, "copied in full")) TH_LOG("%s", out);
+	EXPECT_TRUE(cl_wait(self, VOL, ".health", "healthy", 30));
+	EXPECT_TRUE(cl_wait(self, VOL, ".replica_states[] | select(.node_id == 2) | .disk",
+			    "ok", 30));
+	EXPECT_EQ(0, run("grep -q 'disk replaced: ' %s/cluster/vm2/chorusd.log",
+			 getenv("LAB_DIR")));
+	EXPECT_EQ(0, rl_on(1, "dmesg | grep -q 'peer 2 has a new disk'"));
+	replicas_identical();
+	fio_on(1, "--rw=randwrite --bs=4k --size=4M --verify=crc32c");
+	replicas_identical();
+}
+
 /* The owner's writes of owner_disk_fails(), verified on node 2 later. */
 #define OWNER_WRITES	"--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M " \
 			"--io_size=3M --rate_iops=150 --verify=crc32c --do_verify=0"
@@ -406,8 +440,9 @@ static void owner_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(clu
  * asked for, formatted, synced, owned by the first; fio verifies through
  * it; replicas identical. Bad requests are refused by name and change
  * nothing. Node 2's disk fails: no error reaches the writer, node 2 leaves
- * the write set, recorded in etcd first. Deleting removes the replicas and
- * their logical volumes.
+ * the write set, recorded in etcd first; its disk is replaced and copied in
+ * full (replica_disk_replaced()). Deleting removes the replicas and their
+ * logical volumes.
  */
 TEST_F_TIMEOUT(cluster, create_from_any_node_fio_verify_delete, 420)
 {
@@ -448,6 +483,7 @@ TEST_F_TIMEOUT(cluster, create_from_any_node_fio_verify_delete, 420)
 	EXPECT_TRUE(cl_wait(self, VOL, ".health", "healthy", 30));
 
 	replica_disk_fails(_metadata, self);
+	replica_disk_replaced(_metadata, self);
 	ASSERT_EQ(0, run("%s cluster volume delete " VOL " >/dev/null", self->ctl));
 	EXPECT_EQ(0, rl_on(1, "! lvs --noheadings chorus_pool 2>/dev/null | grep -q chorus-"));
 	EXPECT_EQ(0, rl_on(2, "! lvs --noheadings chorus_pool 2>/dev/null | grep -q chorus-"));

@@ -107,6 +107,33 @@ TEST_F(ClusterStoreTest, MoveIsRequestedOfTheOwnerAndBoundToTheTarget) {
                  StoreValueError);
 }
 
+// A disk replacement: requested once, only against the write set the
+// caller checked; ended from its revision; deleted with the volume; a
+// request naming no node in 1..32 is refused.
+TEST_F(ClusterStoreTest, ReplaceIsRequestedAgainstTheWriteSetSeen) {
+    ASSERT_TRUE(store_.CreateVolume(Spec(), {{1}, {2}}));
+    auto ws = store_.GetWriteSet("vol0");
+    ASSERT_TRUE(ws);
+    EXPECT_FALSE(store_.RequestReplace("vol0", 2, ws->mod_revision - 1))
+        << "a request against a write set that changed since";
+    ASSERT_TRUE(store_.RequestReplace("vol0", 2, ws->mod_revision));
+    EXPECT_FALSE(store_.RequestReplace("vol0", 2, ws->mod_revision)) << "two at once";
+    auto kvs = client_.Range(EtcdKeys::Key(ReplaceKey("vol0"))).kvs;
+    ASSERT_EQ(kvs.size(), 1u);
+    EXPECT_EQ(DecodeReplaceRequest(kvs[0].key, kvs[0].value).node, 2u);
+    EXPECT_FALSE(store_.EndReplace("vol0", kvs[0].mod_revision - 1));
+    ASSERT_TRUE(store_.EndReplace("vol0", kvs[0].mod_revision));
+    EXPECT_TRUE(client_.Range(EtcdKeys::Key(ReplaceKey("vol0"))).kvs.empty());
+
+    ASSERT_TRUE(store_.RequestReplace("vol0", 2, ws->mod_revision));
+    auto spec = store_.GetVolume("vol0");
+    ASSERT_TRUE(store_.DeleteVolume("vol0", spec->mod_revision));
+    EXPECT_TRUE(client_.Range(EtcdKeys::Key(ReplaceKey("vol0"))).kvs.empty());
+    EXPECT_THROW(DecodeReplaceRequest(ReplaceKey("vol0"), R"({"version":1,"node":0})"),
+                 StoreValueError);
+    EXPECT_THROW(DecodeReplaceRequest(ReplaceKey("vol0"), R"({"version":1})"), StoreValueError);
+}
+
 TEST_F(ClusterStoreTest, RacingNodesElectExactlyOne) {
     for (uint32_t n = 1; n <= 3; n++)
         ASSERT_TRUE(store_.CreateVolume(Spec("r" + std::to_string(n)), {{1, 2, 3}, {}}));

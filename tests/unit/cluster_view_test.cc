@@ -42,6 +42,8 @@ TEST_F(ClusterViewTest, ReadsEverythingAtOneRevision) {
     ASSERT_TRUE(store_.CreateVolume(Spec("vol0", {1, 2}), {{1}, {2}}));
     Ownership won;
     ASSERT_EQ(TakeRefusal::kNone, store_.TakeOwnership("vol0", 1, lease, &won));
+    auto ws = store_.GetWriteSet("vol0");
+    ASSERT_TRUE(ws && store_.RequestReplace("vol0", 2, ws->mod_revision));
 
     ClusterView v = ReadClusterView(client_);
     EXPECT_TRUE(v.problems.empty());
@@ -57,6 +59,8 @@ TEST_F(ClusterViewTest, ReadsEverythingAtOneRevision) {
     ASSERT_TRUE(vol.writeset && vol.owner);
     EXPECT_EQ(std::vector<uint32_t>{2}, vol.writeset->value.out_of_date);
     EXPECT_EQ(won.epoch, vol.owner->epoch);
+    ASSERT_TRUE(vol.replace);
+    EXPECT_EQ(2u, vol.replace->value.node);
     EXPECT_GE(v.revision, won.epoch);
 }
 
@@ -64,8 +68,10 @@ TEST_F(ClusterViewTest, DamagedValuesAreNamedAndTheirVolumesSetApart) {
     ASSERT_TRUE(store_.CreateVolume(Spec("good", {1}), {{1}, {}}));
     ASSERT_TRUE(store_.CreateVolume(Spec("badws", {1}), {{1}, {}}));
     ASSERT_TRUE(store_.CreateVolume(Spec("badmove", {1}), {{1}, {}}));
+    ASSERT_TRUE(store_.CreateVolume(Spec("badreplace", {1}), {{1}, {}}));
     client_.Put("/chorus/writeset/badws", R"({"version":1,"members":[1],"out_of_date":[1]})");
     client_.Put("/chorus/move/badmove", R"({"version":1,"to":40,"from_epoch":3})");
+    client_.Put("/chorus/replace/badreplace", R"({"version":1,"node":"two"})");
     client_.Put("/chorus/volumes/future", R"({"version":2,"name":"future"})");
     client_.Put("/chorus/nodes/3", "garbage");
     client_.Put("/chorus/nodes/4", R"({"version":1,"node_id":5,"address":""})");
@@ -75,13 +81,14 @@ TEST_F(ClusterViewTest, DamagedValuesAreNamedAndTheirVolumesSetApart) {
     EXPECT_EQ(1u, v.volumes.count("good"));
     EXPECT_TRUE(v.nodes.empty());
     std::sort(v.damaged.begin(), v.damaged.end());
-    EXPECT_EQ((std::vector<std::string>{"badmove", "badws", "future"}), v.damaged);
-    ASSERT_EQ(5u, v.problems.size());
+    EXPECT_EQ((std::vector<std::string>{"badmove", "badreplace", "badws", "future"}), v.damaged);
+    ASSERT_EQ(6u, v.problems.size());
     std::string all;
     for (const auto& p : v.problems)
         all += p + "\n";
-    for (const char* key : {"/chorus/writeset/badws", "/chorus/move/badmove",
-                            "/chorus/volumes/future", "/chorus/nodes/3", "/chorus/nodes/4"})
+    for (const char* key :
+         {"/chorus/writeset/badws", "/chorus/move/badmove", "/chorus/replace/badreplace",
+          "/chorus/volumes/future", "/chorus/nodes/3", "/chorus/nodes/4"})
         EXPECT_NE(std::string::npos, all.find(key)) << key << " not named in:\n" << all;
 }
 

@@ -176,6 +176,8 @@ Json ClusterVolumeToJson(const ClusterView& view, const VolumeState& v) {
                           {"out_of_date", v.writeset->value.out_of_date}};
     if (v.move)
         j["move"] = {{"to", v.move->value.to}, {"from_epoch", v.move->value.from_epoch}};
+    if (v.replace)
+        j["replace_disk"] = {{"node", v.replace->value.node}};
     Json replicas = Json::array();
     for (uint32_t id : s.nodes)
         replicas.push_back(ReplicaToJson(view, v, id));
@@ -209,6 +211,8 @@ void PrintClusterVolumeStatus(std::ostream& out, const ClusterView& view, const 
     if (v.move)
         out << "move: to node " << v.move->value.to << " (requested at epoch "
             << v.move->value.from_epoch << ")\n";
+    if (v.replace)
+        out << "replace disk: node " << v.replace->value.node << " (requested)\n";
     if (v.writeset)
         out << "write set: " << JoinIds(v.writeset->value.members)
             << " (out of date: " << JoinIds(v.writeset->value.out_of_date) << ")\n";

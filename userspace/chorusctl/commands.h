@@ -43,6 +43,7 @@ std::unique_ptr<Command> NewClusterVolumeDelete();
 std::unique_ptr<Command> NewClusterVolumeList();
 std::unique_ptr<Command> NewClusterVolumeStatus();
 std::unique_ptr<Command> NewClusterVolumeMove();
+std::unique_ptr<Command> NewClusterVolumeReplaceDisk();
 
 // The cluster's NVMe-oF exports (commands_cluster_export.cc).
 std::unique_ptr<Command> NewClusterExportCreate();

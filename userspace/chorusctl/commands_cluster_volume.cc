@@ -12,6 +12,7 @@
 
 #include "chorusctl/args.h"
 #include "chorusctl/cluster_access.h"
+#include "chorusctl/cluster_lookup.h"
 #include "chorusctl/cluster_output.h"
 #include "chorusctl/command.h"
 #include "chorusctl/commands.h"
@@ -31,32 +32,6 @@ std::vector<uint32_t> ParseNodeList(const std::vector<std::string>& items) {
     for (const std::string& s : items)
         ids.push_back(NodeIdOf(s));
     return ids;
-}
-
-const VolumeState& FindVolume(const ClusterView& view, const std::string& name) {
-    auto it = view.volumes.find(name);
-    if (it == view.volumes.end()) {
-        for (const std::string& d : view.damaged)
-            if (d == name)
-                throw Error("volume " + name +
-                                " has unreadable keys in the store (see "
-                                "'chorusctl cluster status')",
-                            EIO);
-        throw NotFoundError("no volume " + name + " in the cluster");
-    }
-    return it->second;
-}
-
-// Waits up to timeout for done(view); the last view read.
-template <typename Done>
-ClusterView WaitFor(EtcdClient& etcd, std::chrono::seconds timeout, Done done) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    for (;;) {
-        ClusterView view = ReadClusterView(etcd);
-        if (done(view) || std::chrono::steady_clock::now() >= deadline)
-            return view;
-        std::this_thread::sleep_for(std::chrono::milliseconds(250));
-    }
 }
 
 // Every replica attached (its node reports the volume) and an owner.

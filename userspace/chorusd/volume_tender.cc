@@ -4,6 +4,7 @@
 
 #include <linux/chorus.h>
 
+#include "chorusd/disk_replacer.h"
 #include "lib/replica_disk.h"
 
 namespace chorus {
@@ -327,8 +328,10 @@ void DeclarePeers(const TendContext& ctx, const VolumeSpec& spec, const VolumeIn
 }
 
 void TendVolume(const TendContext& ctx, const VolumeState& vol,
-                const std::optional<VolumeInfo>& kernel_vol) {
+                const std::optional<VolumeInfo>& attached) {
     const VolumeSpec& spec = vol.spec.value;
+    std::optional<VolumeInfo> kernel_vol = attached;
+    ReplaceDiskIfAsked(ctx, vol, kernel_vol);
     VolumeInfo kv = kernel_vol ? *kernel_vol : Attach(ctx, spec);
     if (ctx.pool != nullptr &&
         kv.backing_path != "/dev/" + ctx.pool->vg() + "/" + ReplicaLvName(spec.name))
@@ -349,9 +352,10 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
                         ") and is detached: this node's copy is out of date; " +
                         (kv.role == CHORUS_ROLE_OWNER
                              ? "it stays the owner, its writes acknowledged by the write set "
-                               "and its reads failing, until another member is up to date"
+                               "and its reads served by it, until another member is up to date"
                              : "it serves the volume by forwarding to the owner until the disk "
-                               "is replaced"),
+                               "is replaced ('chorusctl cluster volume replace-disk " +
+                                   spec.name + " --node " + std::to_string(ctx.node_id) + "')"),
                     EIO);
 }
 

@@ -70,6 +70,10 @@ std::string MoveKey(std::string_view volume) {
     return "/chorus/move/" + std::string(volume);
 }
 
+std::string ReplaceKey(std::string_view volume) {
+    return "/chorus/replace/" + std::string(volume);
+}
+
 StoreValueError::StoreValueError(const std::string& key, const std::string& what)
     : Error("etcd key " + key + ": " + what) {}
 
@@ -145,6 +149,18 @@ MoveRequest DecodeMoveRequest(const std::string& key, std::string_view value) {
         throw StoreValueError(key,
                               "from_epoch " + std::to_string(m.from_epoch) + " is not positive");
     return m;
+}
+
+std::string EncodeReplaceRequest(const ReplaceRequest& r) {
+    return Json{{"version", kVersion}, {"node", r.node}}.dump();
+}
+
+ReplaceRequest DecodeReplaceRequest(const std::string& key, std::string_view value) {
+    Json j = ParseVersioned(key, value);
+    int64_t node = Field<int64_t>(key, j, "node");
+    if (node < 1 || node > kMaxNodeId)
+        throw StoreValueError(key, "'node' is " + std::to_string(node) + ", not in 1..32");
+    return ReplaceRequest{static_cast<uint32_t>(node)};
 }
 
 bool ClusterStore::CreateVolume(const VolumeSpec& spec, const WriteSet& initial) {
@@ -254,13 +270,30 @@ bool ClusterStore::EndMove(std::string_view name, int64_t mod_revision) {
         .succeeded;
 }
 
+bool ClusterStore::RequestReplace(std::string_view name, uint32_t node,
+                                  int64_t writeset_mod_revision) {
+    return etcd_
+        .Txn({EtcdCompare::Absent(ReplaceKey(name)),
+              EtcdCompare::ModRevision(WriteSetKey(name), R::kEqual, writeset_mod_revision)},
+             {EtcdOp::Put(ReplaceKey(name), EncodeReplaceRequest({node}))})
+        .succeeded;
+}
+
+bool ClusterStore::EndReplace(std::string_view name, int64_t mod_revision) {
+    return etcd_
+        .Txn({EtcdCompare::ModRevision(ReplaceKey(name), R::kEqual, mod_revision)},
+             {EtcdOp::Delete(EtcdKeys::Key(ReplaceKey(name)))})
+        .succeeded;
+}
+
 bool ClusterStore::DeleteVolume(std::string_view name, int64_t spec_mod_revision) {
     EtcdTxnResult r =
         etcd_.Txn({EtcdCompare::ModRevision(VolumeSpecKey(name), R::kEqual, spec_mod_revision)},
                   {EtcdOp::Delete(EtcdKeys::Key(VolumeSpecKey(name))),
                    EtcdOp::Delete(EtcdKeys::Key(WriteSetKey(name))),
                    EtcdOp::Delete(EtcdKeys::Key(OwnerKey(name))),
-                   EtcdOp::Delete(EtcdKeys::Key(MoveKey(name)))});
+                   EtcdOp::Delete(EtcdKeys::Key(MoveKey(name))),
+                   EtcdOp::Delete(EtcdKeys::Key(ReplaceKey(name)))});
     return r.succeeded;
 }
 

@@ -28,6 +28,7 @@ std::string VolumeSpecKey(std::string_view volume);  // /chorus/volumes/<name>
 std::string WriteSetKey(std::string_view volume);    // /chorus/writeset/<name>
 std::string OwnerKey(std::string_view volume);       // /chorus/owner/<name>
 std::string MoveKey(std::string_view volume);        // /chorus/move/<name>
+std::string ReplaceKey(std::string_view volume);     // /chorus/replace/<name>
 
 // A value in the store that chorus cannot use: not JSON, a field missing or
 // of the wrong type, a value out of range, or a version this chorus does not
@@ -75,6 +76,13 @@ struct Revisioned {
     int64_t mod_revision = 0;
 };
 
+// A disk replacement (chorusctl cluster volume replace-disk): node's replica,
+// out of date, is detached, its logical volume removed and made again,
+// formatted anew, and attached; the owner copies every region to it.
+struct ReplaceRequest {
+    uint32_t node = 0;
+};
+
 std::string EncodeVolumeSpec(const VolumeSpec& spec);
 // The owner key as read: the node in its value, its create revision (the
 // epoch) and its lease. Throws StoreValueError.
@@ -84,6 +92,8 @@ std::string EncodeWriteSet(const WriteSet& ws);
 WriteSet DecodeWriteSet(const std::string& key, std::string_view value);
 std::string EncodeMoveRequest(const MoveRequest& m);
 MoveRequest DecodeMoveRequest(const std::string& key, std::string_view value);
+std::string EncodeReplaceRequest(const ReplaceRequest& r);
+ReplaceRequest DecodeReplaceRequest(const std::string& key, std::string_view value);
 
 // Why TakeOwnership did not make this node the owner.
 enum class TakeRefusal {
@@ -131,6 +141,14 @@ public:
     // Deletes the move key if it is still at mod_revision (the move is
     // done, or stale).
     bool EndMove(std::string_view name, int64_t mod_revision);
+
+    // Asks node to replace its replica's disk: creates the replace key if
+    // there is none and the write set is still at writeset_mod_revision
+    // (where the caller saw node out of date). False otherwise.
+    bool RequestReplace(std::string_view name, uint32_t node, int64_t writeset_mod_revision);
+    // Deletes the replace key if it is still at mod_revision (done, or
+    // refused).
+    bool EndReplace(std::string_view name, int64_t mod_revision);
 
     // Deletes the spec, the write set and the owner key in one transaction,
     // if the spec is still at spec_mod_revision (the one the caller checked).

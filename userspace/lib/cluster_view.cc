@@ -97,7 +97,7 @@ ClusterView ReadClusterView(EtcdClient& etcd) {
     EtcdRangeResult r = etcd.Range(EtcdKeys::Prefix("/chorus/"));
     ClusterView v;
     v.revision = r.revision;
-    std::map<std::string, const EtcdKeyValue*> writesets, owners, moves;
+    std::map<std::string, const EtcdKeyValue*> writesets, owners, moves, replaces;
     for (const EtcdKeyValue& kv : r.kvs) {
         auto [kind, name] = Split(kv.key);
         try {
@@ -115,6 +115,8 @@ ClusterView ReadClusterView(EtcdClient& etcd) {
                 owners[name] = &kv;
             } else if (kind == "move") {
                 moves[name] = &kv;
+            } else if (kind == "replace") {
+                replaces[name] = &kv;
             } else if (kind == "exports") {
                 v.exports[name] = {DecodeExportSpec(kv.key, kv.value), kv.mod_revision};
             }
@@ -135,6 +137,10 @@ ClusterView ReadClusterView(EtcdClient& etcd) {
                 state.move =
                     Revisioned<MoveRequest>{DecodeMoveRequest(it->second->key, it->second->value),
                                             it->second->mod_revision};
+            if (auto it = replaces.find(name); it != replaces.end())
+                state.replace = Revisioned<ReplaceRequest>{
+                    DecodeReplaceRequest(it->second->key, it->second->value),
+                    it->second->mod_revision};
         } catch (const StoreValueError& e) {
             v.problems.push_back(e.what());
             v.damaged.push_back(name);

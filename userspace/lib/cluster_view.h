@@ -60,7 +60,8 @@ struct VolumeState {
     Revisioned<VolumeSpec> spec;
     std::optional<Revisioned<WriteSet>> writeset;
     std::optional<Ownership> owner;
-    std::optional<Revisioned<MoveRequest>> move;  // a planned owner change
+    std::optional<Revisioned<MoveRequest>> move;        // a planned owner change
+    std::optional<Revisioned<ReplaceRequest>> replace;  // a disk to replace
 };
 
 struct ClusterView {

@@ -21,8 +21,9 @@ namespace {
 // of another volume on it is what a deleted logical volume left on the same
 // extents (lvcreate zeroes only the start; chorus metadata is at the end),
 // and is formatted over. Damaged metadata may be this replica's own and is
-// left for a person to look at.
-bool PrepareMetadata(const std::string& path, const VolumeSpec& spec) {
+// left for a person to look at. A new disk (fresh) is always formatted: its
+// new generation id tells the owner to copy every region to it.
+bool PrepareMetadata(const std::string& path, const VolumeSpec& spec, bool fresh) {
     Fd fd(::open(path.c_str(), O_RDWR | O_EXCL | O_CLOEXEC));
     if (!fd.valid())
         throw Error("cannot open " + path + ": " + std::strerror(errno), errno);
@@ -31,9 +32,9 @@ bool PrepareMetadata(const std::string& path, const VolumeSpec& spec) {
     if (::ioctl(fd.get(), BLKGETSIZE64, &bytes) < 0 || ::ioctl(fd.get(), BLKSSZGET, &lbs) < 0)
         throw Error(path + ": not a block device: " + std::strerror(errno), errno);
     MetaRead m = ReadMeta(fd.get(), bytes);
-    if (m.state == MetaRead::State::kValid && m.super.volume_uuid == spec.uuid)
+    if (!fresh && m.state == MetaRead::State::kValid && m.super.volume_uuid == spec.uuid)
         return false;
-    if (m.state == MetaRead::State::kCorrupt)
+    if (!fresh && m.state == MetaRead::State::kCorrupt)
         throw Error(path + ": damaged chorus metadata (" + m.Problems() + "): left alone", EIO);
     FormatOptions o;
     o.size = spec.size_bytes;
@@ -46,7 +47,7 @@ bool PrepareMetadata(const std::string& path, const VolumeSpec& spec) {
 
 }  // namespace
 
-ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec) {
+ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec, bool fresh) {
     const std::string name = ReplicaLvName(spec.name);
     const std::string tag = ReplicaLvTag(spec.uuid);
     ReplicaDisk disk;
@@ -62,7 +63,7 @@ ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec) {
     struct stat st;
     if (stat(lv->path.c_str(), &st) != 0)
         pool.Activate(name);  // a boot with nothing activating LVM
-    disk.formatted = PrepareMetadata(lv->path, spec);
+    disk.formatted = PrepareMetadata(lv->path, spec, fresh);
     disk.path = lv->path;
     return disk;
 }

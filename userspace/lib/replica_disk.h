@@ -27,8 +27,10 @@ struct ReplicaDisk {
 // stopped before formatting, or holding what a deleted logical volume left
 // on the same extents) is formatted; one tagged for another volume, or with
 // damaged metadata, is never touched: that throws. Call only while the kernel does not have it
-// attached. Throws LvmError or chorus::Error naming what is wrong.
-ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec);
+// attached. With fresh (a replaced disk, made just now), the logical volume
+// is formatted whatever it holds. Throws LvmError or chorus::Error naming
+// what is wrong.
+ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec, bool fresh = false);
 
 // Discards and removes the replica of the volume named name with this uuid,
 // if there is one; a logical volume of that name with another uuid tag is left alone
