@@ -128,6 +128,7 @@ static const struct seed {
 	{ "fwd-write-ack", CHORUS_MSG_FWD_WRITE_ACK, 0, 4096, CHORUS_WIRE_NOT_MEMBER, 0 },
 	{ "fwd-flush", CHORUS_MSG_FWD_FLUSH, 0, 0, 0, 0 },
 	{ "fwd-flush-ack", CHORUS_MSG_FWD_FLUSH_ACK, 0, 0, CHORUS_WIRE_STALE_EPOCH, 0 },
+	{ "replica-read", CHORUS_MSG_REPLICA_READ, 0, 8192, 0, 0 },
 };
 
 static struct chorus_wire_hdr mk_seed(const struct seed *s)

@@ -21,7 +21,7 @@ static const struct {
 	bool range;
 	bool len0_ok;	/* WRITE_ACK and FWD_WRITE_ACK: len may be 0 */
 	u16 flags;
-} spec_types[22] = {
+} spec_types[23] = {
 	[1] = { P_HELLO }, [2] = { P_HELLO },
 	[3] = { P_WRITE, true, false, F_FUA | F_PCRC | F_DISC | F_ZERO },
 	[4] = { P_NONE, true, true },
@@ -38,6 +38,7 @@ static const struct {
 	[18] = { P_WRITE, true, false, F_FUA | F_PCRC | F_DISC | F_ZERO },
 	[19] = { P_NONE, true, true },
 	[20] = { P_NONE }, [21] = { P_NONE },
+	[22] = { P_NONE, true },
 };
 
 /* CRC-32C as the page defines it: reflected 0x82f63b78, ~0 in and out. */
@@ -62,7 +63,7 @@ u32 spec_crc32c(const void *buf, size_t len)
 
 bool spec_type_known(u8 type)
 {
-	return type >= 1 && type <= 21 && type != 16;
+	return type >= 1 && type <= 22 && type != 16;
 }
 
 bool spec_type_has_range(u8 type)
