@@ -24,13 +24,13 @@ VERSION := $(shell grep -m1 -o 'chorus-userspace VERSION [0-9.]*' \
 
 .DEFAULT_GOAL := all
 .PHONY: help all deps module userspace selftests man dkms-source dkms-check lint lint-kernel lint-cpp lint-man \
-	unit vmtest check check-debug check-all-variants check-cluster-rdma debug-kernel module-debug demo bench failover-bench cluster-bench install install-tools deb check-deb clean
+	unit fuzz fuzz-check vmtest check check-debug check-all-variants check-cluster-rdma debug-kernel module-debug demo bench failover-bench cluster-bench install install-tools deb check-deb clean
 
 help:
 	@echo 'chorus - targets'
 	@echo '  make deps       install the Debian packages everything needs (idempotent)'
 	@echo '  make            build chorus.ko, chorusctl, chorusd and the selftests'
-	@echo '  make check      deps + build + lint + unit tests + VM tests (what CI runs)'
+	@echo '  make check      deps + build + lint + unit tests + fuzz-check + VM tests (what CI runs)'
 	@echo '  make check-debug  the VM tests on the debug lab kernel (lockdep, KASAN, KFENCE,'
 	@echo '                  kmemleak): the gate for changes to kernel/ (FILTER=name)'
 	@echo '  make debug-kernel  build the debug lab kernel only (cached; resumes if stopped)'
@@ -43,6 +43,9 @@ help:
 	@echo '  make dkms-check  dkms builds and installs chorus.ko in a scratch tree (no system change)'
 	@echo '  make lint       checkpatch --strict, W=1 + sparse, clang-format, man pages'
 	@echo '  make unit       run the GoogleTest unit tests (ctest)'
+	@echo '  make fuzz       the libFuzzer targets of the wire checks, FUZZ_SECONDS=$(FUZZ_SECONDS)'
+	@echo '                  each (tests/fuzz; FUZZ_TARGETS=fuzz_hdr ...)'
+	@echo '  make fuzz-check  the same for $(FUZZ_CHECK_SECONDS) s each: what make check runs'
 	@echo '  make vmtest     run the VM tests (tests/selftests/run; FILTER=name)'
 	@echo '  make bench      fio: chorus vs bare disk, DRBD and nvmet in 2 VMs'
 	@echo '                  -> Documentation/benchmarks.md (BENCH_ARGS=--targets ...)'
@@ -116,6 +119,15 @@ lint-cpp:
 unit: userspace
 	ctest --test-dir $(BUILD)/userspace --output-on-failure
 
+# The fuzzers build with clang, outside `make all`; tests/fuzz/run reports.
+FUZZ_SECONDS ?= 60
+FUZZ_CHECK_SECONDS ?= 2
+fuzz:
+	$(ROOT)/tests/fuzz/run --seconds $(FUZZ_SECONDS) --out $(BUILD)/fuzz $(FUZZ_TARGETS)
+
+fuzz-check:
+	$(ROOT)/tests/fuzz/run --seconds $(FUZZ_CHECK_SECONDS) --out $(BUILD)/fuzz $(FUZZ_TARGETS)
+
 vmtest: module userspace selftests
 	$(ROOT)/tests/selftests/run $(if $(FILTER),--filter $(FILTER))
 
@@ -123,6 +135,7 @@ check: deps
 	$(MAKE) all
 	$(MAKE) lint
 	$(MAKE) unit
+	$(MAKE) fuzz-check
 	$(MAKE) vmtest
 
 # The debug lab kernel (tools/vm/debug-kernel/build: cached outside the checkout, resumes)

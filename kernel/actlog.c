@@ -42,21 +42,10 @@ void chorus_al_init(struct chorus_volume *vol)
 	init_waitqueue_head(&al->wq);
 }
 
-static bool chorus_al_block_valid(struct chorus_volume *vol,
-				  const struct chorus_meta_al *b)
+/* The volume's number of activity-log extents, which a log may name. */
+static u64 chorus_al_nr_extents(struct chorus_volume *vol)
 {
-	u64 extents = DIV_ROUND_UP_ULL(vol->nr_sectors, 1ULL << vol->repl.al.shift);
-	u32 i, nr = le32_to_cpu(b->nr_extents);
-
-	if (le64_to_cpu(b->magic) != CHORUS_META_AL_MAGIC ||
-	    le32_to_cpu(b->crc) !=
-	    chorus_meta_crc_of(b, offsetof(struct chorus_meta_al, crc)) ||
-	    nr > CHORUS_META_AL_MAX_EXTENTS)
-		return false;
-	for (i = 0; i < nr; i++)
-		if (le32_to_cpu(b->extents[i]) >= extents)
-			return false;
-	return true;
+	return DIV_ROUND_UP_ULL(vol->nr_sectors, 1ULL << vol->repl.al.shift);
 }
 
 static void chorus_al_seal(struct chorus_meta_al *b, u64 seq)
@@ -209,7 +198,7 @@ static int chorus_al_read_last(struct chorus_volume *vol, bool *found)
 		struct chorus_meta_al *b = buf;
 
 		ret = chorus_meta_al_io(vol, n, buf, REQ_OP_READ);
-		if (ret || !chorus_al_block_valid(vol, b))
+		if (ret || !chorus_al_block_valid(b, chorus_al_nr_extents(vol)))
 			continue;
 		if (!*found || le64_to_cpu(b->seq) > best) {
 			best = le64_to_cpu(b->seq);
@@ -786,10 +775,8 @@ int chorus_al_store(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 	u32 status = CHORUS_WIRE_OK;
 	int ret = 0;
 
-	if (!chorus_al_block_valid(vol, b) ||
-	    le32_to_cpu(b->owner_node) != peer->node_id ||
-	    le64_to_cpu(b->epoch) != le64_to_cpu(hdr->epoch) ||
-	    memchr_inv(b->reserved, 0, sizeof(b->reserved))) {
+	if (chorus_wire_check_state(b, hdr, chorus_al_nr_extents(vol),
+				    peer->node_id)) {
 		pr_warn_ratelimited("%s: peer %u: malformed activity log; closing\n",
 				    vol->name, peer->node_id);
 		ret = -EPROTO;

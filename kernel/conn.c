@@ -140,7 +140,8 @@ int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 	const char *why;
 
 	WRITE_ONCE(peer->last_rx, jiffies);
-	if (chorus_wire_check_range(peer->vol, hdr, &why)) {
+	if (chorus_wire_check_range(peer->vol->nr_sectors, peer->vol->block_size,
+				    hdr, &why)) {
 		pr_warn_ratelimited("%s: peer %u: message out of range, bad %s; closing\n",
 				    peer->vol->name, peer->node_id, why);
 		goto proto;

@@ -44,62 +44,37 @@ static void chorus_hello_fill(struct chorus_peer *peer,
 }
 
 /*
- * Check a peer's HELLO or HELLO_ACK. Returns a wire status and sets *why
- * to a reason when it refuses.
+ * Check a peer's HELLO or HELLO_ACK (chorus_wire_check_hello()). Returns a
+ * wire status and sets *why to a reason when it refuses.
  */
 static u32 chorus_hello_check(struct chorus_peer *peer,
 			      const struct chorus_wire_hello *h,
 			      const char **why)
 {
 	struct chorus_volume *vol = peer->vol;
-	bool we_own = READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER;
-	u32 flags = le32_to_cpu(h->flags);
-	bool they_own = flags & CHORUS_HELLO_F_OWNER;
-	bool diskless = flags & CHORUS_HELLO_F_DISKLESS;
-	u64 epoch = le64_to_cpu(h->epoch);
-	uuid_t uuid;
+	struct chorus_wire_hello_want want = {
+		.node_id = vol->node_id,
+		.peer_node_id = peer->node_id,
+		.data_sectors = vol->nr_sectors,
+		.block_size = vol->block_size,
+		.nr_conns = peer->nr_conns,
+		.peer_diskless = peer->diskless,
+		.we_own = READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER,
+		.epoch = READ_ONCE(vol->repl.epoch),
+		.highest_epoch = chorus_meta_highest_epoch(vol),
+	};
+	u32 status;
 
-	import_uuid(&uuid, h->volume_uuid);
-	*why = NULL;
-	if (le16_to_cpu(h->proto_min) > CHORUS_WIRE_VERSION ||
-	    le16_to_cpu(h->proto_max) < CHORUS_WIRE_VERSION)
-		*why = "no common protocol version";
-	else if (flags & ~(CHORUS_HELLO_F_OWNER | CHORUS_HELLO_F_DISKLESS) ||
-		 (they_own && diskless) ||
-		 memchr_inv(h->reserved, 0, sizeof(h->reserved)))
-		*why = "malformed handshake";
-	else if (diskless != peer->diskless)
-		*why = diskless ? "peer is diskless, but was added with a replica" :
-				  "peer has a replica, but was added as diskless";
-	else if (le32_to_cpu(h->node_id) != peer->node_id ||
-		 le32_to_cpu(h->peer_node_id) != vol->node_id)
-		*why = "node ids do not match";
-	else if (!uuid_equal(&uuid, &vol->uuid))
-		*why = "volume uuid differs";
-	else if (le64_to_cpu(h->data_sectors) != vol->nr_sectors)
-		*why = "volume size differs";
-	else if (le32_to_cpu(h->block_size) != vol->block_size)
-		*why = "block size differs";
-	else if (le16_to_cpu(h->nr_conns) != peer->nr_conns ||
-		 le16_to_cpu(h->conn_index) >= peer->nr_conns)
-		*why = "connection count differs";
-	else if (we_own && they_own)
-		*why = "both nodes are owner";
-	else if (we_own && READ_ONCE(peer->in_writeset) &&
-		 chorus_peer_disk_replaced(peer, le64_to_cpu(h->current_gen)))
+	export_uuid(want.volume_uuid, &vol->uuid);
+	status = chorus_wire_check_hello(h, &want, why);
+	/* Not a wire check: it needs the peer slot (peer.c). */
+	if (status == CHORUS_WIRE_OK && want.we_own &&
+	    READ_ONCE(peer->in_writeset) &&
+	    chorus_peer_disk_replaced(peer, le64_to_cpu(h->current_gen))) {
 		*why = "peer has a new disk but is in the write set: take it out first";
-	if (*why)
-		return CHORUS_WIRE_REFUSED;
-
-	if (they_own && epoch < chorus_meta_highest_epoch(vol)) {
-		*why = "peer is owner at a stale epoch";
-		return CHORUS_WIRE_STALE_EPOCH;
+		status = CHORUS_WIRE_REFUSED;
 	}
-	if (we_own && !they_own && epoch > READ_ONCE(vol->repl.epoch)) {
-		*why = "peer accepted a higher epoch than ours";
-		return CHORUS_WIRE_STALE_EPOCH;
-	}
-	return CHORUS_WIRE_OK;
+	return status;
 }
 
 static const char *chorus_wire_status_text(u32 status)

@@ -351,26 +351,15 @@ int chorus_rdma_take_read(struct chorus_rdma_queue *q,
 	struct chorus_rdma_read_desc *d = &q->rd_desc;
 	u32 len;
 
-	*why = "READ message inside a message";
-	if (q->msg_active)
-		return -EPROTO;
-	*why = "READ descriptor length";
-	if (r->byte_len != sizeof(*r->hdr) + sizeof(*d))
-		return -EPROTO;
-	if (chorus_wire_check_hdr(r->hdr, why))
-		return -EPROTO;
+	/* chorus_rdma_check_imm() found a header and a descriptor. */
 	ib_dma_sync_single_for_cpu(q->dev, r->sge[1].addr, sizeof(*d),
 				   DMA_FROM_DEVICE);
 	memcpy(d, page_address(r->pages[0]), sizeof(*d));
 	ib_dma_sync_single_for_device(q->dev, r->sge[1].addr, sizeof(*d),
 				      DMA_FROM_DEVICE);
+	if (chorus_rdma_check_read(r->hdr, d, why))
+		return -EPROTO;
 	len = le32_to_cpu(r->hdr->payload_len);
-	*why = "READ length";
-	if (!len || len > CHORUS_WIRE_MAX_PAYLOAD || le32_to_cpu(d->len) != len)
-		return -EPROTO;
-	*why = "READ rkey";
-	if (!le32_to_cpu(d->rkey))
-		return -EPROTO;
 	q->msg_hdr = *r->hdr;
 	q->msg_nr = DIV_ROUND_UP(len, PAGE_SIZE);
 	q->msg_pages = kcalloc(q->msg_nr, sizeof(*q->msg_pages), GFP_NOIO);

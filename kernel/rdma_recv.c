@@ -114,26 +114,22 @@ static int chorus_rdma_take(struct chorus_rdma_queue *q,
 			    struct chorus_rdma_recv *r, const char **why)
 {
 	u32 n, len, i, k;
+	int kind;
 
-	*why = "immediate data flags";
-	if (r->imm & ~CHORUS_RDMA_IMM_KNOWN ||
-	    (r->imm & CHORUS_RDMA_CREDIT_ONLY && r->imm & CHORUS_RDMA_READ))
-		return -EPROTO;
-	if (r->imm & CHORUS_RDMA_CREDIT_ONLY) {
-		*why = "credit return with data";
-		return r->byte_len ? -EPROTO : 0;
-	}
-	*why = "length";
-	if (r->byte_len < sizeof(*r->hdr))
-		return -EPROTO;
+	kind = chorus_rdma_check_imm(r->imm, r->byte_len, q->msg_active, why);
+	if (kind < 0)
+		return kind;
+	if (kind == CHORUS_RDMA_RX_CREDIT)
+		return 0;
 	n = r->byte_len - sizeof(*r->hdr);
 	ib_dma_sync_single_for_cpu(q->dev, r->sge[0].addr, sizeof(*r->hdr),
 				   DMA_FROM_DEVICE);
-	if (r->imm & CHORUS_RDMA_READ)
+	if (kind == CHORUS_RDMA_RX_READ)
 		return chorus_rdma_take_read(q, r, why);
+	if (chorus_rdma_check_chunk(r->hdr, n, q->msg_active ? &q->msg_hdr : NULL,
+				    q->msg_off, why))
+		return -EPROTO;
 	if (!q->msg_active) {
-		if (chorus_wire_check_hdr(r->hdr, why))
-			return -EPROTO;
 		q->msg_hdr = *r->hdr;
 		len = le32_to_cpu(q->msg_hdr.payload_len);
 		if (len) {
@@ -147,16 +143,10 @@ static int chorus_rdma_take(struct chorus_rdma_queue *q,
 		}
 		q->msg_off = 0;
 		q->msg_active = true;
-	} else if (memcmp(r->hdr, &q->msg_hdr, sizeof(q->msg_hdr))) {
-		*why = "chunk header (not the message being received)";
-		return -EPROTO;
 	}
 	len = le32_to_cpu(q->msg_hdr.payload_len);
-	*why = "chunk length";
-	if (n > CHORUS_RDMA_CHUNK || n > len - q->msg_off || (len && !n) ||
-	    (q->msg_off + n < len && n % PAGE_SIZE))
-		return -EPROTO;
 
+	/* The check keeps these pages inside q->msg_pages. */
 	k = DIV_ROUND_UP(n, PAGE_SIZE);
 	for (i = 0; i < k; i++) {
 		ib_dma_unmap_page(q->dev, r->sge[1 + i].addr, PAGE_SIZE,

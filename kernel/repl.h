@@ -10,7 +10,7 @@
  *   repl.c           the owner's write path, roles and epochs, the receive switch
  *   replica.c        the replica's apply path
  *   forward.c        a non-owner's I/O shipped to the owner, and served there
- *   wire.c           building and checking wire messages
+ *   wire.c           building and checking wire messages (wire_check.h)
  *   bitmap.c         per-peer dirty bitmaps, in memory and on disk
  *   resync.c         bitmap resync and online verify
  *   transport_tcp.c  the TCP transport
@@ -40,7 +40,7 @@
 #include <linux/socket.h>
 #include <linux/spinlock.h>
 #include <linux/xarray.h>
-#include <chorus/wire.h>
+#include <chorus/wire_check.h>
 
 #include "transport.h"
 
@@ -602,15 +602,6 @@ struct chorus_conn *chorus_conn_alloc(const struct chorus_transport_ops *ops);
 void chorus_conn_free(struct chorus_conn *conn);
 extern struct workqueue_struct *chorus_wq;
 extern struct workqueue_struct *chorus_reply_wq;
-
-/* wire.c */
-void chorus_wire_init_hdr(struct chorus_wire_hdr *hdr, u8 type, u64 epoch,
-			  u64 seq, u64 sector, u32 len);
-void chorus_wire_seal(struct chorus_wire_hdr *hdr);
-int chorus_wire_check_hdr(const struct chorus_wire_hdr *hdr,
-			  const char **why);
-int chorus_wire_check_range(struct chorus_volume *vol,
-			    const struct chorus_wire_hdr *hdr, const char **why);
 
 /* bitmap.c */
 int chorus_bitmap_alloc(struct chorus_peer *peer);

@@ -20,6 +20,9 @@
  *                     thread
  *   rdma_read.c       the READ path: FRWR registration of the sender's
  *                     pages, RDMA READ by the receiver
+ *   rdma_wire.c       the checks of what the peer sends: the CM private
+ *                     data, each receive buffer (its layout is in
+ *                     include/chorus/rdma_wire.h)
  *
  * Contexts: CM events arrive on the rdma_cm work queue; completions in
  * softirq; received buffers are put on chorus_rdma_queue.rx_done and
@@ -157,20 +160,11 @@ static void chorus_rdma_cm_data(struct chorus_rdma_cm_data *d)
 static int chorus_rdma_take_cm_data(struct chorus_rdma_queue *q,
 				    const void *data, u8 len)
 {
-	const struct chorus_rdma_cm_data *d = data;
+	const char *why;
 	u32 chunk, depth;
 
-	if (!d || len < sizeof(*d) ||
-	    le16_to_cpu(d->version) != CHORUS_RDMA_VERSION) {
-		pr_warn_ratelimited("RDMA connect: unknown private data (version)\n");
-		return -EPROTO;
-	}
-	chunk = le32_to_cpu(d->chunk_size);
-	depth = le16_to_cpu(d->recv_depth);
-	if (chunk < PAGE_SIZE || chunk > CHORUS_WIRE_MAX_PAYLOAD ||
-	    chunk % PAGE_SIZE || depth < 2 || depth > CHORUS_RDMA_CREDIT_MASK) {
-		pr_warn_ratelimited("RDMA connect: bad chunk size %u or depth %u\n",
-				    chunk, depth);
+	if (chorus_rdma_check_cm_data(data, len, &chunk, &depth, &why)) {
+		pr_warn_ratelimited("RDMA connect: %s\n", why);
 		return -EPROTO;
 	}
 	spin_lock_irq(&q->lock);

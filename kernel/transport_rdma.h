@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * chorus - replicated block storage: the RDMA transport's private
- * structures (the queue, its buffers, the CM private data and the READ
- * descriptor), its constants, and the functions its files share. The map
- * of those files is at the top of transport_rdma.c.
+ * structures (the queue and its buffers), its constants, and the functions
+ * its files share. What goes on the wire (the CM private data, the
+ * immediate data, the READ descriptor) is in include/chorus/rdma_wire.h.
+ * The map of those files is at the top of transport_rdma.c.
  *
  * Only they include this header; the rest of chorus sees the transport
  * through chorus_rdma_ops and the functions declared in repl.h.
@@ -18,11 +19,10 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
 #include <rdma/rw.h>
+#include <chorus/rdma_wire.h>
 
 #include "chorus.h"
 
-#define CHORUS_RDMA_VERSION	2		/* 2: the READ path */
-#define CHORUS_RDMA_CHUNK	(64 * 1024)	/* payload bytes per receive */
 #define CHORUS_RDMA_CHUNK_PAGES	(CHORUS_RDMA_CHUNK / PAGE_SIZE)
 #define CHORUS_RDMA_RECV_DEPTH	32		/* receive buffers per queue */
 #define CHORUS_RDMA_SEND_DEPTH	(CHORUS_RDMA_RECV_DEPTH + 4)
@@ -30,14 +30,6 @@
 #define CHORUS_RDMA_MAX_BODY	128		/* inline body after a header */
 #define CHORUS_RDMA_HDR_BUF	(sizeof(struct chorus_wire_hdr) + \
 				 CHORUS_RDMA_MAX_BODY)
-#define CHORUS_RDMA_CREDIT_ONLY	BIT(31)		/* imm: no message */
-#define CHORUS_RDMA_READ	BIT(30)		/* imm: data to READ */
-#define CHORUS_RDMA_DONE_SHIFT	16		/* imm: READs done */
-#define CHORUS_RDMA_DONE_MASK	0xff
-#define CHORUS_RDMA_CREDIT_MASK	0xffff		/* imm: credits returned */
-#define CHORUS_RDMA_IMM_KNOWN	(CHORUS_RDMA_CREDIT_ONLY | CHORUS_RDMA_READ | \
-				 (CHORUS_RDMA_DONE_MASK << CHORUS_RDMA_DONE_SHIFT) | \
-				 CHORUS_RDMA_CREDIT_MASK)
 #define CHORUS_RDMA_READ_PAGES	(CHORUS_WIRE_MAX_PAYLOAD / PAGE_SIZE)
 #define CHORUS_RDMA_READ_SG	(CHORUS_RDMA_READ_PAGES + 1) /* + an offset */
 #define CHORUS_RDMA_READ_MRS	32		/* FRWR MRs per queue */
@@ -54,34 +46,6 @@ extern atomic64_t chorus_rdma_st_read_msgs;	/* sent for the peer to READ */
 extern atomic64_t chorus_rdma_st_read_fallbacks; /* sent by SEND instead */
 extern atomic64_t chorus_rdma_st_reads;		/* READs done as receiver */
 extern atomic64_t chorus_rdma_st_read_bytes;	/* bytes they moved */
-
-/**
- * struct chorus_rdma_read_desc - what a READ message carries after its
- * header, little endian
- * @addr: the data's address in the sender's MR
- * @rkey: the MR's remote key
- * @len: data bytes, equal to the header's payload_len
- */
-struct chorus_rdma_read_desc {
-	__le64 addr;
-	__le32 rkey;
-	__le32 len;
-};
-
-/**
- * struct chorus_rdma_cm_data - private data of a connect request and of
- * its accept, little endian
- * @version: %CHORUS_RDMA_VERSION
- * @recv_depth: receive buffers the sender posted: the other side's credits
- * @chunk_size: payload bytes each of them holds, a multiple of 4096
- * @reserved: zero
- */
-struct chorus_rdma_cm_data {
-	__le16 version;
-	__le16 recv_depth;
-	__le32 chunk_size;
-	__le32 reserved[2];
-};
 
 struct chorus_rdma_queue;
 

@@ -5,14 +5,20 @@
  * chorus_wire_check_hdr() is the first thing that looks at a received
  * header: it checks every field that can be checked without knowing the
  * connection's state. The receiver then checks the range against its
- * volume and the seq against what it sent.
+ * volume and the seq against what it sent. The payloads that are more
+ * than data, HELLO's and STATE's, are checked here too.
+ *
+ * Nothing here reads a volume or a peer: the callers pass what a check
+ * compares with, so that tests/fuzz compiles this file as it is
+ * (include/chorus/wire_check.h).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/blk_types.h>
 #include <linux/crc32c.h>
+#include <linux/errno.h>
 #include <linux/string.h>
-
-#include "chorus.h"
+#include <chorus/wire_check.h>
 
 /* Flags each type may carry. */
 static const u16 chorus_wire_type_flags[__CHORUS_MSG_MAX] = {
@@ -160,28 +166,151 @@ int chorus_wire_check_hdr(const struct chorus_wire_hdr *hdr, const char **why)
 
 /**
  * chorus_wire_check_range() - check a header's range against a volume
- * @vol: the volume the connection serves
+ * @nr_sectors: the volume's size in sectors
+ * @block_size: its logical block size, a power of 2 from 512
  * @hdr: a header that passed chorus_wire_check_hdr()
  * @why: set to the name of the field found wrong
  *
- * Return: 0 when sector and len lie inside @vol, block aligned.
+ * Return: 0 when sector and len lie inside the volume, block aligned.
  */
-int chorus_wire_check_range(struct chorus_volume *vol,
+int chorus_wire_check_range(u64 nr_sectors, u32 block_size,
 			    const struct chorus_wire_hdr *hdr, const char **why)
 {
 	u64 sector = le64_to_cpu(hdr->sector);
 	u32 len = le32_to_cpu(hdr->len);
-	u32 bs_sectors = vol->block_size >> SECTOR_SHIFT;
+	u32 bs_sectors = block_size >> SECTOR_SHIFT;
 
 	*why = NULL;
 	if (!chorus_wire_type_has_range(hdr->type))
 		return 0;
-	if (len % vol->block_size)
+	if (len % block_size)
 		*why = "len";
 	else if (sector % bs_sectors)
 		*why = "sector";
-	else if (sector >= vol->nr_sectors ||
-		 (len >> SECTOR_SHIFT) > vol->nr_sectors - sector)
+	else if (sector >= nr_sectors ||
+		 (len >> SECTOR_SHIFT) > nr_sectors - sector)
 		*why = "sector";
 	return *why ? -EPROTO : 0;
+}
+
+/* The checks of a HELLO that need nothing of the receiver. */
+static const char *chorus_wire_hello_malformed(const struct chorus_wire_hello *h)
+{
+	u32 flags = le32_to_cpu(h->flags);
+
+	if (le16_to_cpu(h->proto_min) > CHORUS_WIRE_VERSION ||
+	    le16_to_cpu(h->proto_max) < CHORUS_WIRE_VERSION)
+		return "no common protocol version";
+	if (flags & ~(CHORUS_HELLO_F_OWNER | CHORUS_HELLO_F_DISKLESS) ||
+	    ((flags & CHORUS_HELLO_F_OWNER) && (flags & CHORUS_HELLO_F_DISKLESS)) ||
+	    memchr_inv(h->reserved, 0, sizeof(h->reserved)))
+		return "malformed handshake";
+	return NULL;
+}
+
+/* The checks of a HELLO against what this node knows of the peer. */
+static const char *chorus_wire_hello_mismatch(const struct chorus_wire_hello *h,
+					      const struct chorus_wire_hello_want *want)
+{
+	u32 flags = le32_to_cpu(h->flags);
+	bool diskless = flags & CHORUS_HELLO_F_DISKLESS;
+
+	if (diskless != want->peer_diskless)
+		return diskless ? "peer is diskless, but was added with a replica" :
+				  "peer has a replica, but was added as diskless";
+	if (le32_to_cpu(h->node_id) != want->peer_node_id ||
+	    le32_to_cpu(h->peer_node_id) != want->node_id)
+		return "node ids do not match";
+	if (memcmp(h->volume_uuid, want->volume_uuid, sizeof(h->volume_uuid)))
+		return "volume uuid differs";
+	if (le64_to_cpu(h->data_sectors) != want->data_sectors)
+		return "volume size differs";
+	if (le32_to_cpu(h->block_size) != want->block_size)
+		return "block size differs";
+	if (le16_to_cpu(h->nr_conns) != want->nr_conns ||
+	    le16_to_cpu(h->conn_index) >= want->nr_conns)
+		return "connection count differs";
+	if (want->we_own && (flags & CHORUS_HELLO_F_OWNER))
+		return "both nodes are owner";
+	return NULL;
+}
+
+/**
+ * chorus_wire_check_hello() - check a peer's HELLO or HELLO_ACK
+ * @h: the payload as received
+ * @want: what this node expects of the peer
+ * @why: set to the reason when it refuses, else NULL
+ *
+ * Documentation/wire-protocol.rst lists the checks, in this order.
+ *
+ * Return: the &enum chorus_wire_status to answer: CHORUS_WIRE_OK,
+ * CHORUS_WIRE_REFUSED or CHORUS_WIRE_STALE_EPOCH.
+ */
+u32 chorus_wire_check_hello(const struct chorus_wire_hello *h,
+			    const struct chorus_wire_hello_want *want,
+			    const char **why)
+{
+	bool they_own = le32_to_cpu(h->flags) & CHORUS_HELLO_F_OWNER;
+	u64 epoch = le64_to_cpu(h->epoch);
+
+	*why = chorus_wire_hello_malformed(h);
+	if (!*why)
+		*why = chorus_wire_hello_mismatch(h, want);
+	if (*why)
+		return CHORUS_WIRE_REFUSED;
+
+	if (they_own && epoch < want->highest_epoch) {
+		*why = "peer is owner at a stale epoch";
+		return CHORUS_WIRE_STALE_EPOCH;
+	}
+	if (want->we_own && !they_own && epoch > want->epoch) {
+		*why = "peer accepted a higher epoch than ours";
+		return CHORUS_WIRE_STALE_EPOCH;
+	}
+	return CHORUS_WIRE_OK;
+}
+
+/**
+ * chorus_al_block_valid() - whether an activity-log block is one
+ * @b: the block, read from disk or received in a STATE
+ * @nr_extents: the volume's number of activity-log extents
+ *
+ * Return: true when magic and crc are right and every extent it lists is
+ * one of the volume's.
+ */
+bool chorus_al_block_valid(const struct chorus_meta_al *b, u64 nr_extents)
+{
+	u32 i, nr = le32_to_cpu(b->nr_extents);
+
+	if (le64_to_cpu(b->magic) != CHORUS_META_AL_MAGIC ||
+	    le32_to_cpu(b->crc) !=
+	    ~crc32c(~0U, b, offsetof(struct chorus_meta_al, crc)) ||
+	    nr > CHORUS_META_AL_MAX_EXTENTS)
+		return false;
+	for (i = 0; i < nr; i++)
+		if (le32_to_cpu(b->extents[i]) >= nr_extents)
+			return false;
+	return true;
+}
+
+/**
+ * chorus_wire_check_state() - check a STATE's payload
+ * @b: the payload, CHORUS_META_BLOCK bytes
+ * @hdr: the STATE's header, checked
+ * @nr_extents: the volume's number of activity-log extents
+ * @owner_node: the node id of the peer the session is with
+ *
+ * Return: 0 when @b is a valid activity-log block of that owner at the
+ * header's epoch, -EPROTO otherwise.
+ */
+int chorus_wire_check_state(const struct chorus_meta_al *b,
+			    const struct chorus_wire_hdr *hdr, u64 nr_extents,
+			    u32 owner_node)
+{
+	if (!chorus_al_block_valid(b, nr_extents) ||
+	    le32_to_cpu(b->owner_node) != owner_node ||
+	    le64_to_cpu(b->epoch) != le64_to_cpu(hdr->epoch) ||
+	    memchr_inv(b->reserved, 0, sizeof(b->reserved)))
+		return -EPROTO;
+	return 0;
 }
