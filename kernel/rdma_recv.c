@@ -65,9 +65,15 @@ void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	wake_up_all(&q->wait);
 }
 
-/* Take the next filled receive buffer, waiting up to @timeout. */
+/*
+ * Take the next filled receive buffer, waiting up to @timeout. With @drain,
+ * a buffer filled before the queue died is still taken, as TCP reads the
+ * bytes that came before a FIN: a peer refusing a handshake closes right
+ * after its HELLO_ACK reached us, and the refusal must be read, not lost to
+ * the disconnect.
+ */
 static int chorus_rdma_next_recv(struct chorus_rdma_queue *q, long timeout,
-				 struct chorus_rdma_recv **rp)
+				 bool drain, struct chorus_rdma_recv **rp)
 {
 	struct chorus_rdma_recv *r = NULL;
 
@@ -76,7 +82,7 @@ static int chorus_rdma_next_recv(struct chorus_rdma_queue *q, long timeout,
 				!list_empty_careful(&q->rx_done) ||
 				kthread_should_stop(), timeout);
 	spin_lock_irq(&q->lock);
-	if (!q->dead && !list_empty(&q->rx_done)) {
+	if ((drain || !q->dead) && !list_empty(&q->rx_done)) {
 		r = list_first_entry(&q->rx_done, struct chorus_rdma_recv, entry);
 		list_del(&r->entry);
 	}
@@ -173,24 +179,26 @@ static int chorus_rdma_repost(struct chorus_rdma_queue *q,
 }
 
 /*
- * Receive one whole message. On success the caller owns q->msg_pages and
- * must clear q->msg_active (chorus_rdma_msg_done()).
+ * Receive one whole message; @drain as for chorus_rdma_next_recv(). On
+ * success the caller owns q->msg_pages and must clear q->msg_active
+ * (chorus_rdma_msg_done()).
  */
 static int chorus_rdma_recv_msg(struct chorus_rdma_queue *q, long timeout,
-				const char **why)
+				bool drain, const char **why)
 {
 	struct chorus_rdma_recv *r;
 	int ret, taken;
 
 	for (;;) {
-		ret = chorus_rdma_next_recv(q, timeout, &r);
+		ret = chorus_rdma_next_recv(q, timeout, drain, &r);
 		if (ret) {
 			*why = q->why ?: "connection closed";
 			return ret;
 		}
 		taken = chorus_rdma_take(q, r, why);
 		ret = chorus_rdma_repost(q, r);
-		if (ret) {
+		/* A dead QP may refuse the buffer; release frees it. */
+		if (ret && !(drain && READ_ONCE(q->dead))) {
 			*why = "cannot repost a receive buffer";
 			return ret;
 		}
@@ -231,7 +239,8 @@ int chorus_rdma_recv_sync(struct chorus_conn *conn,
 	const char *why;
 	int ret;
 
-	ret = chorus_rdma_recv_msg(q, msecs_to_jiffies(timeout_ms), &why);
+	ret = chorus_rdma_recv_msg(q, msecs_to_jiffies(timeout_ms), true,
+				   &why);
 	if (ret) {
 		if (ret == -EPROTO)
 			pr_warn_ratelimited("handshake: malformed RDMA message, bad %s\n",
@@ -261,7 +270,8 @@ static int chorus_rdma_rx_thread(void *data)
 	int ret;
 
 	while (!kthread_should_stop()) {
-		ret = chorus_rdma_recv_msg(q, MAX_SCHEDULE_TIMEOUT, &why);
+		ret = chorus_rdma_recv_msg(q, MAX_SCHEDULE_TIMEOUT, false,
+					   &why);
 		if (ret == -ETIMEDOUT)
 			continue;	/* woken to stop */
 		if (ret) {
