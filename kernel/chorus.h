@@ -304,6 +304,9 @@ enum chorus_volume_state chorus_volume_state(struct chorus_volume *vol);
 void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum);
 
 /* meta.c */
+int chorus_meta_read(struct chorus_backing *backing,
+		     const struct chorus_volume_config *cfg,
+		     struct chorus_meta *meta, struct netlink_ext_ack *extack);
 int chorus_meta_load(struct chorus_volume *vol,
 		     const struct chorus_volume_config *cfg,
 		     struct netlink_ext_ack *extack);
@@ -344,6 +347,10 @@ void chorus_disk_io_end(struct chorus_volume *vol, struct bio *bio);
 __printf(2, 3)
 void chorus_disk_fail(struct chorus_volume *vol, const char *fmt, ...);
 int chorus_disk_fill(struct sk_buff *skb, struct chorus_volume *vol);
+
+/* disk_attach.c */
+int chorus_disk_attach(struct chorus_volume *vol, const char *path,
+		       struct netlink_ext_ack *extack);
 
 /* Whether the local disk failed and is detached. Context: any. */
 static inline bool chorus_disk_failed(struct chorus_volume *vol)

@@ -104,6 +104,12 @@ static const struct nla_policy chorus_volume_set_policy[CHORUS_A_MAX + 1] = {
 		NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_disk_timeout_range),
 };
 
+static const struct nla_policy chorus_disk_attach_policy[CHORUS_A_MAX + 1] = {
+	[CHORUS_A_VOLUME_NAME]	= CHORUS_NAME_POLICY,
+	[CHORUS_A_BACKING_PATH]	= { .type = NLA_NUL_STRING,
+				    .len = CHORUS_BACKING_PATH_MAX - 1 },
+};
+
 static const struct nla_policy chorus_lease_policy[CHORUS_A_MAX + 1] = {
 	[CHORUS_A_LEASE_DEADLINE_NS]	= { .type = NLA_U64 },
 };
@@ -690,6 +696,38 @@ unlock:
 	return ret;
 }
 
+/* A new disk for a volume whose disk failed; replies with the volume. */
+static int chorus_genl_disk_attach_doit(struct sk_buff *skb,
+					struct genl_info *info)
+{
+	struct chorus_volume *vol;
+	struct sk_buff *reply;
+	void *hdr;
+	int ret;
+
+	if (GENL_REQ_ATTR_CHECK(info, CHORUS_A_BACKING_PATH)) {
+		NL_SET_ERR_MSG(info->extack,
+			       "missing backing device path (CHORUS_A_BACKING_PATH)");
+		return -EINVAL;
+	}
+	reply = chorus_genl_reply_new(info, &hdr);
+	if (!reply)
+		return -ENOMEM;
+	ret = chorus_genl_lock(info, false, &vol, NULL);
+	if (ret) {
+		nlmsg_free(reply);
+		return ret;
+	}
+	ret = chorus_disk_attach(vol, nla_data(info->attrs[CHORUS_A_BACKING_PATH]),
+				 info->extack);
+	if (ret)
+		nlmsg_free(reply);
+	else
+		ret = chorus_genl_reply_volume(info, reply, hdr, vol);
+	chorus_genl_unlock(vol);
+	return ret;
+}
+
 /*
  * A later deadline lets go of what an expired one held: every volume starts
  * or completes its held requests.
@@ -807,6 +845,8 @@ static const struct genl_ops chorus_genl_ops[] = {
 		.policy		= chorus_lease_policy,
 		.maxattr	= CHORUS_A_MAX,
 	},
+	CHORUS_GENL_OP(CHORUS_CMD_DISK_ATTACH, chorus_genl_disk_attach_doit,
+		       chorus_disk_attach_policy),
 };
 
 static struct genl_family chorus_genl_family __ro_after_init = {

@@ -175,25 +175,26 @@ static int chorus_meta_check(const struct chorus_meta_super *sb,
 }
 
 /**
- * chorus_meta_load() - read and check a volume's metadata, take its geometry
- * @vol: volume whose backing device is open
- * @cfg: the attach request; its uuid, size and block size, when given,
- *	must match the metadata
+ * chorus_meta_read() - read and check the metadata of a backing device
+ * @backing: the device, open
+ * @cfg: the attach request; its uuid, size, block size and node id, when
+ *	given, must match the metadata
+ * @meta: filled on success; chorus_meta_release() frees it
  * @extack: where to say what was wrong
  *
- * Reads both superblock copies, keeps the valid one with the higher seq and
- * sets the volume's uuid, size and block size from it. Writes nothing.
+ * Reads both superblock copies and keeps the valid one with the higher
+ * seq. Writes nothing.
  *
  * Context: process context.
  * Return: 0; -ENODATA when the device was never formatted, -EUCLEAN when
  * the metadata is damaged, -EINVAL when it does not fit the device or the
  * request, -EIO on a read error; with a message in @extack.
  */
-int chorus_meta_load(struct chorus_volume *vol,
+int chorus_meta_read(struct chorus_backing *backing,
 		     const struct chorus_volume_config *cfg,
-		     struct netlink_ext_ack *extack)
+		     struct chorus_meta *meta, struct netlink_ext_ack *extack)
 {
-	struct block_device *bdev = vol->backing.bdev;
+	struct block_device *bdev = backing->bdev;
 	u64 end_bytes = round_down(bdev_nr_bytes(bdev), CHORUS_META_BLOCK);
 	struct chorus_meta_super *copy[2] = {};
 	enum chorus_meta_copy_state state[2];
@@ -238,7 +239,7 @@ int chorus_meta_load(struct chorus_volume *vol,
 	}
 	if (state[!cur] != CHORUS_META_COPY_VALID)
 		pr_warn("%s: superblock copy %c on %s is damaged, using copy %c\n",
-			cfg->name, 'A' + !cur, vol->backing.path, 'A' + cur);
+			cfg->name, 'A' + !cur, backing->path, 'A' + cur);
 
 	ret = chorus_meta_check(copy[cur], bdev, end_bytes >> SECTOR_SHIFT, cfg, extack);
 	if (ret)
@@ -253,24 +254,50 @@ int chorus_meta_load(struct chorus_volume *vol,
 	if (cfg->node_id)
 		copy[cur]->node_id = cpu_to_le32(cfg->node_id);
 
-	import_uuid(&vol->uuid, copy[cur]->volume_uuid);
-	vol->block_size = le32_to_cpu(copy[cur]->block_size);
-	vol->nr_sectors = le64_to_cpu(copy[cur]->data_sectors);
-	vol->meta.super = copy[cur];
-	vol->meta.current_copy = cur;
-	vol->meta.end_bytes = end_bytes;
-	vol->meta.md_start = (end_bytes >> SECTOR_SHIFT) -
-			     le64_to_cpu(copy[cur]->md_sectors);
+	meta->super = copy[cur];
+	meta->current_copy = cur;
+	meta->end_bytes = end_bytes;
+	meta->md_start = (end_bytes >> SECTOR_SHIFT) -
+			 le64_to_cpu(copy[cur]->md_sectors);
 	kfree(copy[!cur]);
-	if (!(le32_to_cpu(vol->meta.super->flags) & CHORUS_META_F_CLEAN))
+	if (!(le32_to_cpu(meta->super->flags) & CHORUS_META_F_CLEAN))
 		pr_warn("%s: %s was not detached cleanly last time\n",
-			cfg->name, vol->backing.path);
+			cfg->name, backing->path);
 	return 0;
 
 free_copies:
 	kfree(copy[0]);
 	kfree(copy[1]);
 	return ret;
+}
+
+/**
+ * chorus_meta_load() - read and check a volume's metadata, take its geometry
+ * @vol: volume whose backing device is open
+ * @cfg: the attach request, as for chorus_meta_read()
+ * @extack: where to say what was wrong
+ *
+ * chorus_meta_read() into the volume, then sets the volume's uuid, size and
+ * block size from the metadata. Writes nothing.
+ *
+ * Context: process context.
+ * Return: as chorus_meta_read().
+ */
+int chorus_meta_load(struct chorus_volume *vol,
+		     const struct chorus_volume_config *cfg,
+		     struct netlink_ext_ack *extack)
+{
+	const struct chorus_meta_super *sb;
+	int ret;
+
+	ret = chorus_meta_read(&vol->backing, cfg, &vol->meta, extack);
+	if (ret)
+		return ret;
+	sb = vol->meta.super;
+	import_uuid(&vol->uuid, sb->volume_uuid);
+	vol->block_size = le32_to_cpu(sb->block_size);
+	vol->nr_sectors = le64_to_cpu(sb->data_sectors);
+	return 0;
 }
 
 /**

@@ -467,3 +467,44 @@ int chorus_peer_take_disk(struct chorus_peer *peer, u64 disk_gen)
 	}
 	return ret;
 }
+
+/**
+ * chorus_peer_new_disk() - give a peer its slot on this node's new disk
+ * @peer: the peer, disconnected; this node's failed disk was just replaced
+ *
+ * The new disk holds none of the volume yet, so its slot starts as a peer
+ * new to this replica does with a full initial sync (chorus_peer_add()):
+ * what the volume would have if it were attached anew on that disk.
+ *
+ * Context: process context, chorus_repl.conf_lock held.
+ * Return: 0, or a negative errno when the new disk's metadata cannot be
+ * written.
+ */
+int chorus_peer_new_disk(struct chorus_peer *peer)
+{
+	struct chorus_volume *vol = peer->vol;
+	u32 flags = CHORUS_META_PEER_OUT_OF_DATE | CHORUS_META_PEER_FULL_SYNC;
+	u32 old_flags;
+	int slot, ret;
+
+	lockdep_assert_held(&vol->repl.conf_lock);
+	if (peer->meta_slot < 0)
+		return 0;
+	slot = chorus_meta_peer_slot(vol, peer->node_id, &old_flags);
+	if (slot < 0)
+		return slot;
+	mutex_lock(&peer->bm_mutex);
+	spin_lock_irq(&peer->lock);
+	chorus_bitmap_set_all_locked(peer);
+	peer->repl_state = CHORUS_REPL_OUT_OF_DATE;
+	peer->in_writeset = false;
+	peer->meta_slot = slot;
+	spin_unlock_irq(&peer->lock);
+	ret = chorus_bitmap_write_all(peer);
+	if (!ret)
+		ret = chorus_meta_set_peer(vol, slot, peer->node_id, flags);
+	if (!ret)
+		peer->meta_flags = flags;
+	mutex_unlock(&peer->bm_mutex);
+	return ret;
+}

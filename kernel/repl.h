@@ -586,6 +586,7 @@ void chorus_peer_teardown(struct chorus_peer *peer, const char *reason);
 void chorus_peer_disk_failed(struct chorus_peer *peer);
 bool chorus_peer_disk_replaced(struct chorus_peer *peer, u64 disk_gen);
 int chorus_peer_take_disk(struct chorus_peer *peer, u64 disk_gen);
+int chorus_peer_new_disk(struct chorus_peer *peer);
 int chorus_peer_writeset_remove(struct chorus_peer *peer,
 				struct netlink_ext_ack *extack);
 void chorus_peer_free(struct chorus_peer *peer);

@@ -92,10 +92,12 @@ FIXTURE_TEARDOWN(disk)
 {
 	int vm;
 
+	rl_on(PEER, "pkill -f 'sleep 600'; true");
 	for (vm = 2; vm >= 1; vm--) {
 		dm_swap(vm, DM_LINEAR);
 		rl_node_down(vm);
-		rl_on(vm, "dmsetup remove --noudevsync chorus-bk; true");
+		rl_on(vm, "for d in chorus-bk chorus-old chorus-new; do "
+		      "dmsetup remove --noudevsync $d 2>/dev/null; done; true");
 	}
 	env_teardown(_metadata, &self->env);
 }
@@ -117,27 +119,46 @@ static void __writer_ok(struct __test_metadata *_metadata, struct chorus_env *en
 }
 #define writer_ok(fio) __writer_ok(_metadata, &self->env, fio)
 
+/* Format chorus-new on vm2 for the volume, or with another uuid. */
+static int format_new_disk(const char *uuid)
+{
+	return rl_on(PEER, "%s volume format --backing /dev/mapper/chorus-new --size %dM "
+		     "--uuid %s --force >/dev/null", rl_ctl(), RL_SIZE_MB, uuid);
+}
+
 /*
- * vm2's failed disk, out of the write set, is replaced: chorus unloaded,
- * its backing device moved to a new disk full of other data, formatted
- * and attached again as a replica of the same volume. vm1 finds the new
+ * vm2's failed disk, out of the write set, is replaced while vm2 keeps the
+ * volume attached and its /dev/chorus0 open: a new disk (the next 128 MiB
+ * of /dev/vdb, full of other data) is formatted for the volume and
+ * attached in place of the failed one. Refused by name first: on vm1,
+ * whose disk works; a disk formatted for another volume. vm1 finds the new
  * disk (its generation id differs from the one its slot knew), sets every
- * region for it and resyncs it in full, with progress; vm2 is then up to
- * date and in the write set again, and the data areas are identical.
+ * region for it and resyncs it in full; vm2 is then up to date and in the
+ * write set again, and the data areas are identical.
  */
 static void replaced_disk_gets_a_full_copy(struct __test_metadata *_metadata)
 {
-	static const int owner[] = { 1 };
 	uint64_t copied;
-	char out[64];
+	char out[256];
 
-	rl_node_down(PEER);
 	ASSERT_EQ(0, rl_on(PEER, "dd if=/dev/urandom of=/dev/vdb bs=1M seek=128 count=%d "
-			   "oflag=direct status=none", RL_SIZE_MB));
-	ASSERT_EQ(0, dm_swap(PEER, DM_NEW_DISK));
-	ASSERT_EQ(0, rl_node_up(PEER, false, "full", owner, 1));
-	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " replica >/dev/null && "
-			   "%s peer connect " VOL " 1 >/dev/null", rl_ctl(), rl_ctl()));
+			   "oflag=direct status=none && dmsetup create --noudevsync chorus-new "
+			   "--table '" DM_NEW_DISK "' && dmsetup mknodes chorus-new", RL_SIZE_MB));
+	ASSERT_EQ(0, rl_on(PEER, "setsid sleep 600 </dev/chorus0 >/dev/null 2>&1 &"));
+	volume_field(PEER, "open_count", out, sizeof(out));
+	EXPECT_STREQ("1", out) TH_LOG("vm2's volume is not held open");
+
+	ASSERT_NE(0, rl_on_out(1, out, sizeof(out), "%s volume attach-disk " VOL
+			       " --backing " RL_BACKING " 2>&1", rl_ctl()));
+	EXPECT_NE(NULL, strstr(out, "disk works")) TH_LOG("vm1 said: %s", out);
+	ASSERT_EQ(0, format_new_disk("0b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d"));
+	ASSERT_NE(0, rl_on_out(PEER, out, sizeof(out), "%s volume attach-disk " VOL
+			       " --backing /dev/mapper/chorus-new 2>&1", rl_ctl()));
+	EXPECT_NE(NULL, strstr(out, "uuid does not match")) TH_LOG("vm2 said: %s", out);
+
+	ASSERT_EQ(0, format_new_disk(RL_UUID));
+	ASSERT_EQ(0, rl_on(PEER, "%s volume attach-disk " VOL " --backing "
+			   "/dev/mapper/chorus-new >/dev/null", rl_ctl()));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
 	EXPECT_EQ(1, rl_cmd_u64(1, "dmesg | sed -n '/replica_disk_error_held_out_of_writeset_"
 				"replaced begin/,$p' | grep -c 'peer 2 has a new disk'"))
@@ -148,6 +169,15 @@ static void replaced_disk_gets_a_full_copy(struct __test_metadata *_metadata)
 							     (unsigned long long)copied);
 	rl_peer_field(1, PEER, "in_writeset", out, sizeof(out));
 	EXPECT_STREQ("true", out);
+	volume_field(PEER, "disk_error", out, sizeof(out));
+	EXPECT_STREQ("", out) TH_LOG("vm2 still reports a disk error");
+	volume_field(PEER, "open_count", out, sizeof(out));
+	EXPECT_STREQ("1", out) TH_LOG("vm2's volume was closed under its opener");
+
+	/* rl_pair_identical() reads chorus-bk: give the new disk that name. */
+	ASSERT_EQ(0, rl_on(PEER, "dmsetup rename --noudevsync chorus-bk chorus-old && "
+			   "dmsetup rename --noudevsync chorus-new chorus-bk && "
+			   "dmsetup mknodes"));
 	rl_pair_identical();
 }
 

@@ -40,7 +40,7 @@ expect() {  # expect "WANT" WORD... : complete the last word of "chorusctl WORD.
 expect "volume" vol
 expect "peer" pe
 expect "delete destroy" volume de
-expect "create delete destroy format inspect list role set status verify" volume ""
+expect "attach-disk create delete destroy format inspect list role set status verify" volume ""
 expect "--json" --js
 expect "--backing" volume create vol0 --back
 expect "db1 repl0" volume status ""

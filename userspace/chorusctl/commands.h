@@ -16,6 +16,7 @@ std::unique_ptr<Command> NewVolumeList();
 std::unique_ptr<Command> NewVolumeStatus();
 std::unique_ptr<Command> NewVolumeRole();
 std::unique_ptr<Command> NewVolumeSet();
+std::unique_ptr<Command> NewVolumeAttachDisk();
 
 // A backing device's metadata, without the module (commands_backing.cc).
 std::unique_ptr<Command> NewVolumeFormat();

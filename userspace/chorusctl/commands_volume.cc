@@ -1,4 +1,4 @@
-// volume create, destroy, list, status, role and set: volumes in chorus.ko.
+// volume create, destroy, list, status, role, set and attach-disk: volumes in chorus.ko.
 #include <cerrno>
 #include <iostream>
 #include <optional>
@@ -132,6 +132,43 @@ public:
 
 private:
     std::string name_;
+};
+
+// A new disk in place of a failed one, on a node that does not own the
+// volume; the owner then copies every region to it.
+class VolumeAttachDisk : public Command {
+public:
+    void AddOptions(CLI::App& cmd) override {
+        AddVolumeName(cmd, name_);
+        cmd.add_option("--backing", backing_,
+                       "Absolute path of the new backing device, formatted for this volume "
+                       "(chorusctl volume format with its --uuid, --size and --block-size)")
+            ->required()
+            ->check(Check(CheckBackingPath, "PATH"));
+    }
+
+    std::string Subject() const override { return name_; }
+
+    int Run(const GlobalOptions& global) override {
+        VolumeInfo v;
+        try {
+            v = Connect().AttachDisk(name_, backing_);
+        } catch (const NetlinkError& e) {
+            if (e.errnum() == EBUSY && e.extack().empty())
+                throw InUseError(backing_);
+            throw;
+        }
+        if (global.json)
+            PrintJson(VolumeToJson(v));
+        else
+            std::cout << "volume " << name_ << ": new disk " << backing_
+                      << " attached; the owner copies every region to it" << std::endl;
+        return kExitOk;
+    }
+
+private:
+    std::string name_;
+    std::string backing_;
 };
 
 class VolumeList : public Command {
@@ -317,6 +354,10 @@ std::unique_ptr<Command> NewVolumeRole() {
 
 std::unique_ptr<Command> NewVolumeSet() {
     return std::make_unique<VolumeSet>();
+}
+
+std::unique_ptr<Command> NewVolumeAttachDisk() {
+    return std::make_unique<VolumeAttachDisk>();
 }
 
 }  // namespace chorus

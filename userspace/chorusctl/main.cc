@@ -74,6 +74,8 @@ constexpr CommandSpec kCommands[] = {
     {"volume verify", "Compare this replica with a peer's, region by region", Enoent::kNotFound,
      NewVolumeVerify},
     {"volume set", "Change a volume's replication tunables", Enoent::kNotFound, NewVolumeSet},
+    {"volume attach-disk", "Give a volume whose disk failed a new, formatted disk while it runs",
+     Enoent::kNotFound, NewVolumeAttachDisk},
     {"listen", "Accept replication connections on an address", Enoent::kFailed, NewListen},
     {"unlisten", "Stop accepting replication connections (established ones stay)", Enoent::kFailed,
      NewUnlisten},

@@ -198,6 +198,13 @@ void VolumeClient::Destroy(std::string_view name) {
     sock_.Request(BuildVolumeDestroy(sock_.family(), name));
 }
 
+VolumeInfo VolumeClient::AttachDisk(std::string_view name, std::string_view backing_path) {
+    auto replies = sock_.Request(BuildDiskAttach(sock_.family(), name, backing_path));
+    if (replies.empty())
+        throw Error("the kernel sent no reply to DISK_ATTACH", EPROTO);
+    return ParseVolumeMessage(replies.front());
+}
+
 VolumeInfo VolumeClient::Get(std::string_view name) {
     auto replies = sock_.Request(BuildVolumeGet(sock_.family(), name));
     if (replies.empty())

@@ -62,6 +62,9 @@ public:
     VolumeInfo Create(const VolumeCreateRequest& req);
     void Destroy(std::string_view name);
     VolumeInfo Get(std::string_view name);
+    // Replaces the failed disk of a volume this node does not own with
+    // backing_path (formatted for it) while the volume runs.
+    VolumeInfo AttachDisk(std::string_view name, std::string_view backing_path);
     std::vector<VolumeInfo> List();
 
     // Replication (CHORUS_CMD_LISTEN .. CHORUS_CMD_VOLUME_SET).

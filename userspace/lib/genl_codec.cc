@@ -97,7 +97,7 @@ constexpr std::array<const char*, CHORUS_CMD_MAX + 1> kCommandNames = {
     "UNSPEC",          "VOLUME_CREATE", "VOLUME_DESTROY",  "VOLUME_GET",   "EVENT",
     "LISTEN",          "UNLISTEN",      "PEER_ADD",        "PEER_DEL",     "PEER_CONNECT",
     "PEER_DISCONNECT", "SET_ROLE",      "WRITESET_REMOVE", "VERIFY_START", "VOLUME_SET",
-    "LEASE_SET",       "LEASE_GET",
+    "LEASE_SET",       "LEASE_GET",     "DISK_ATTACH",
 };
 
 // A value of a small enum by name; "unknown(N)" for 0 and for values newer
@@ -467,6 +467,13 @@ NlMsgPtr BuildVolumeCreate(int family, const VolumeCreateRequest& req) {
 NlMsgPtr BuildVolumeDestroy(int family, std::string_view name) {
     NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_VOLUME_DESTROY, 0);
     PutString(msg.get(), CHORUS_A_VOLUME_NAME, name);
+    return msg;
+}
+
+NlMsgPtr BuildDiskAttach(int family, std::string_view name, std::string_view backing_path) {
+    NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_DISK_ATTACH, 0);
+    PutString(msg.get(), CHORUS_A_VOLUME_NAME, name);
+    PutString(msg.get(), CHORUS_A_BACKING_PATH, backing_path);
     return msg;
 }
 

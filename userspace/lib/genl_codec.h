@@ -215,6 +215,8 @@ struct LeaseInfo {
 NlMsgPtr BuildVolumeCreate(int family, const VolumeCreateRequest& req);
 NlMsgPtr BuildVolumeDestroy(int family, std::string_view name);
 NlMsgPtr BuildVolumeGet(int family, std::string_view name);
+// CHORUS_CMD_DISK_ATTACH: a new backing device for a volume whose disk failed.
+NlMsgPtr BuildDiskAttach(int family, std::string_view name, std::string_view backing_path);
 NlMsgPtr BuildVolumeDump(int family);
 NlMsgPtr BuildListen(int family, const ListenRequest& req);
 NlMsgPtr BuildUnlisten(int family);

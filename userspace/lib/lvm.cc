@@ -169,4 +169,8 @@ void LvmPool::Remove(std::string_view name) const {
     Lvm({"lvremove", "--yes", vg_ + "/" + std::string(name)});
 }
 
+void LvmPool::Rename(std::string_view name, std::string_view new_name) const {
+    Lvm({"lvrename", vg_, std::string(name), std::string(new_name)});
+}
+
 }  // namespace chorus

@@ -68,6 +68,8 @@ public:
     void Activate(std::string_view name) const;
     // Removes a logical volume. Throws LvmError.
     void Remove(std::string_view name) const;
+    // Renames a logical volume, also while it is open. Throws LvmError.
+    void Rename(std::string_view name, std::string_view new_name) const;
 
 private:
     std::string vg_;

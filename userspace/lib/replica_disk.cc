@@ -45,6 +45,22 @@ bool PrepareMetadata(const std::string& path, const VolumeSpec& spec, bool fresh
     return true;
 }
 
+// Discards and removes logical volume lv_name if it is tagged for uuid;
+// false if it has another tag. A deleted volume's data must not show
+// through a later one made on the same extents: discard it (zeroes on
+// devices that zero discarded blocks; best effort, as not every device
+// discards).
+bool RemoveTaggedLv(const LvmPool& pool, const std::string& lv_name, const Uuid& uuid) {
+    std::optional<LogicalVolume> lv = pool.Find(lv_name);
+    if (!lv)
+        return true;
+    if (!lv->HasTag(ReplicaLvTag(uuid)))
+        return false;
+    RunProcess({"blkdiscard", "--force", lv->path}, std::chrono::minutes(10));
+    pool.Remove(lv->name);
+    return true;
+}
+
 }  // namespace
 
 ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec, bool fresh) {
@@ -69,17 +85,29 @@ ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec, bool 
 }
 
 bool RemoveReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid& uuid) {
-    std::optional<LogicalVolume> lv = pool.Find(ReplicaLvName(name));
+    return RemoveTaggedLv(pool, ReplicaLvName(name), uuid);
+}
+
+std::string FailedReplicaLvName(std::string_view volume) {
+    return ReplicaLvName(volume) + ".failed";
+}
+
+void SetFailedReplicaDiskAside(const LvmPool& pool, const VolumeSpec& spec) {
+    const std::string aside = FailedReplicaLvName(spec.name);
+    if (pool.Find(aside))
+        return;
+    std::optional<LogicalVolume> lv = pool.Find(ReplicaLvName(spec.name));
     if (!lv)
-        return true;
-    if (!lv->HasTag(ReplicaLvTag(uuid)))
-        return false;
-    // A deleted volume's data must not show through a later one made on the
-    // same extents: discard it (zeroes on devices that zero discarded
-    // blocks; best effort, as not every device discards).
-    RunProcess({"blkdiscard", "--force", lv->path}, std::chrono::minutes(10));
-    pool.Remove(lv->name);
-    return true;
+        return;
+    if (!lv->HasTag(ReplicaLvTag(spec.uuid)))
+        throw Error("logical volume " + pool.vg() + "/" + lv->name +
+                        " is not tagged for this volume: the disk replacement leaves it alone",
+                    EEXIST);
+    pool.Rename(lv->name, aside);
+}
+
+void RemoveFailedReplicaDisk(const LvmPool& pool, const VolumeSpec& spec) {
+    RemoveTaggedLv(pool, FailedReplicaLvName(spec.name), spec.uuid);
 }
 
 }  // namespace chorus

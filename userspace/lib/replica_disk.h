@@ -37,6 +37,22 @@ ReplicaDisk EnsureReplicaDisk(const LvmPool& pool, const VolumeSpec& spec, bool 
 // (and false returned). Throws LvmError.
 bool RemoveReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid& uuid);
 
+// A replica whose disk failed is replaced while the kernel still holds it
+// (the volume stays attached): its logical volume is renamed to
+// "<replica name>.failed" first, so that EnsureReplicaDisk() makes the new
+// one under the usual name, and removed once the kernel let go of it.
+std::string FailedReplicaLvName(std::string_view volume);
+
+// Renames the volume's replica to FailedReplicaLvName(), unless that name
+// is taken already (by a pass that stopped after the rename). Throws
+// LvmError, or chorus::Error for a logical volume not tagged for spec.
+void SetFailedReplicaDiskAside(const LvmPool& pool, const VolumeSpec& spec);
+
+// Discards and removes what SetFailedReplicaDiskAside() set aside, if it is
+// there and tagged for spec. Call only once the kernel let go of it.
+// Throws LvmError.
+void RemoveFailedReplicaDisk(const LvmPool& pool, const VolumeSpec& spec);
+
 }  // namespace chorus
 
 #endif  // CHORUS_LIB_REPLICA_DISK_H_

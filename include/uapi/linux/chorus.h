@@ -93,6 +93,10 @@
  * @CHORUS_CMD_LEASE_GET: the lease: %CHORUS_A_LEASE_STATE,
  *	%CHORUS_A_LEASE_DEADLINE_NS, %CHORUS_A_LEASE_NOW_NS,
  *	%CHORUS_A_LEASE_EXPIRIES.
+ * @CHORUS_CMD_DISK_ATTACH: give volume %CHORUS_A_VOLUME_NAME, whose disk
+ *	failed, the new backing device %CHORUS_A_BACKING_PATH (formatted for
+ *	it) while the volume runs; refused on the owner. Replies with the
+ *	volume as %CHORUS_CMD_VOLUME_GET does.
  * @__CHORUS_CMD_MAX: internal
  * @CHORUS_CMD_MAX: highest command number
  */
@@ -114,6 +118,7 @@ enum chorus_cmd {
 	CHORUS_CMD_VOLUME_SET,
 	CHORUS_CMD_LEASE_SET,
 	CHORUS_CMD_LEASE_GET,
+	CHORUS_CMD_DISK_ATTACH,
 
 	__CHORUS_CMD_MAX,
 	CHORUS_CMD_MAX = __CHORUS_CMD_MAX - 1
