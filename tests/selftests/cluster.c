@@ -302,7 +302,7 @@ FIXTURE_TEARDOWN(cluster)
 	rl_on(HOST, "pkill -x fio; pkill -f 'ack_writer[.]py'; sleep 1; "
 	      "nvme disconnect-all >/dev/null 2>&1; true");
 	for (vm = 1; vm <= 3; vm++)
-		rl_on(vm, "pkill -f 'ack_writer[.]py'; pkill -CONT -x etcd; pkill -CONT -x chorusd; "
+		rl_on(vm, "pkill -f 'ack_writer[.]py'; pkill -f 'sleep 600'; pkill -CONT -x etcd; pkill -CONT -x chorusd; "
 		      "ip link set eth0 up; true");
 	self->env.keep_loaded = nodes_kept(_metadata, self);
 	for (vm = 1; vm <= 3 && !self->env.keep_loaded; vm++) {
@@ -358,10 +358,11 @@ static void replica_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(c
 /*
  * Node 2's failed disk (replica_disk_fails()) is replaced: a replacement of
  * an up-to-date member's disk, or on a node without a replica, is refused
- * by name and changes nothing. Node 2's chorusd detaches the volume, makes
- * its logical volume anew and formats it; node 1's kernel finds the new
+ * by name and changes nothing. Node 2's chorusd sets the failed logical
+ * volume aside, makes a new one, formats it and attaches it in its place
+ * while node 2's /dev/chorus0 stays open; node 1's kernel finds the new
  * disk and copies every region; node 2 is back in the write set, its disk
- * ok, the replicas identical.
+ * ok, the replicas identical, the failed logical volume removed.
  */
 static void replica_disk_replaced(struct __test_metadata *_metadata,
 				  FIXTURE_DATA(cluster) *self)
@@ -374,6 +375,7 @@ static void replica_disk_replaced(struct __test_metadata *_metadata,
 	EXPECT_NE(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
 			     " --node 3 2>&1", self->ctl));
 	EXPECT_NE(NULL, strstr(out, "holds no replica")) TH_LOG("%s", out);
+	ASSERT_EQ(0, rl_on(2, "setsid sleep 600 </dev/chorus0 >/dev/null 2>&1 &"));
 	ASSERT_EQ(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
 			     " --node 2 --wait %d 2>/dev/null", self->ctl, scaled(120)))
 		TH_LOG("%s", out);
@@ -381,8 +383,13 @@ static void replica_disk_replaced(struct __test_metadata *_metadata,
 	EXPECT_TRUE(cl_wait(self, VOL, ".health", "healthy", 30));
 	EXPECT_TRUE(cl_wait(self, VOL, ".replica_states[] | select(.node_id == 2) | .disk",
 			    "ok", 30));
-	EXPECT_EQ(0, run("grep -q 'disk replaced: ' %s/cluster/vm2/chorusd.log",
+	EXPECT_EQ(0, run("grep -q 'disk replaced while attached: ' %s/cluster/vm2/chorusd.log",
 			 getenv("LAB_DIR")));
+	ASSERT_EQ(0, rl_on_out(2, out, sizeof(out), "%s --json volume status " VOL
+			       " | jq -r .open_count", rl_ctl()));
+	EXPECT_STREQ("1", out) TH_LOG("node 2's volume was closed under its opener");
+	EXPECT_EQ(0, rl_on(2, "pkill -f 'sleep 600' && "
+			   "! lvs --noheadings chorus_pool | grep -q failed"));
 	EXPECT_EQ(0, rl_on(1, "dmesg | grep -q 'peer 2 has a new disk'"));
 	replicas_identical();
 	fio_on(1, "--rw=randwrite --bs=4k --size=4M --verify=crc32c");
