@@ -302,8 +302,8 @@ FIXTURE_TEARDOWN(cluster)
 	rl_on(HOST, "pkill -x fio; pkill -f 'ack_writer[.]py'; sleep 1; "
 	      "nvme disconnect-all >/dev/null 2>&1; true");
 	for (vm = 1; vm <= 3; vm++)
-		rl_on(vm, "pkill -f 'ack_writer[.]py'; pkill -f 'sleep 600'; pkill -CONT -x etcd; pkill -CONT -x chorusd; "
-		      "ip link set eth0 up; true");
+		rl_on(vm, "pkill -f 'ack_writer[.]py'; pkill -f 'sleep 600'; "
+		      "pkill -CONT -x etcd; pkill -CONT -x chorusd; ip link set eth0 up; true");
 	self->env.keep_loaded = nodes_kept(_metadata, self);
 	for (vm = 1; vm <= 3 && !self->env.keep_loaded; vm++) {
 		if (!rl_on(vm, "%s stop", self->node))
