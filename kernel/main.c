@@ -327,7 +327,7 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 
 	ret = chorus_volume_open_storage(vol, cfg, extack);
 	if (ret)
-		goto remove_id;
+		goto stop_disk;
 
 	ret = chorus_dev_create(vol, extack);
 	if (ret)
@@ -343,7 +343,9 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 
 close_storage:
 	chorus_volume_close_storage(vol);
-remove_id:
+stop_disk:
+	/* A failed metadata I/O failed the disk: its work must not run late. */
+	chorus_disk_stop(vol);
 	idr_remove(&chorus_volumes_idr, vol->index);
 free_lat:
 	chorus_lat_free(vol);
@@ -387,9 +389,9 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	/* Nobody has the device open, so no request is in flight. */
 	chorus_repl_stop(vol);
 	chorus_dev_destroy(vol);
-	/* No I/O is left to fail the disk. */
-	chorus_disk_stop(vol);
 	chorus_volume_close_storage(vol);
+	/* No I/O is left to fail the disk, but the clean mark may have. */
+	chorus_disk_stop(vol);
 	chorus_lat_free(vol);
 	free_percpu(vol->stats);
 	mutex_destroy(&vol->lock);

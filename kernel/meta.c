@@ -370,6 +370,9 @@ static int chorus_meta_write(struct chorus_volume *vol)
 				   REQ_OP_WRITE | REQ_PREFLUSH | REQ_FUA);
 	if (ret) {
 		sb->seq = cpu_to_le64(seq);
+		/* A disk that fails its metadata fails as for data. */
+		if (ret != -ENOMEM)
+			chorus_disk_fail(vol, "superblock write failed (%d)", ret);
 		return ret;
 	}
 	meta->current_copy = next;
@@ -560,10 +563,18 @@ int chorus_meta_bitmap_io(struct chorus_volume *vol, int slot,
 			  slot * le64_to_cpu(sb->bm_slot_sectors) +
 			  block * (CHORUS_META_BLOCK >> SECTOR_SHIFT);
 
-	/* As chorus_meta_write(): a detached disk keeps what it had. */
+	int ret;
+
+	/*
+	 * As chorus_meta_write(): a detached disk keeps what it had, and a
+	 * failed bitmap write detaches it (the bits stay in memory).
+	 */
 	if (op_is_write(opf) && chorus_disk_failed(vol))
 		return 0;
-	return chorus_meta_rw_block(vol->backing.bdev, sector, buf, opf);
+	ret = chorus_meta_rw_block(vol->backing.bdev, sector, buf, opf);
+	if (ret && ret != -ENOMEM && op_is_write(opf))
+		chorus_disk_fail(vol, "bitmap write failed (%d)", ret);
+	return ret;
 }
 
 /**

@@ -391,8 +391,13 @@ static void chorus_repl_fan_out(struct chorus_volume *vol, struct request *rq)
 	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
 		peer = vol->repl.peers[i];
 		if (mark[i]) {
+			/*
+			 * A write that failed the disk leaves the bits in
+			 * memory; the write set decides, as for the data.
+			 */
 			if (chorus_bitmap_write_range(peer, blk_rq_pos(rq),
-						      blk_rq_sectors(rq)))
+						      blk_rq_sectors(rq)) &&
+			    !chorus_disk_failed(vol))
 				WRITE_ONCE(rqd->status, BLK_STS_IOERR);
 			mutex_unlock(&peer->bm_mutex);
 		}

@@ -378,3 +378,27 @@ TEST_F_TIMEOUT(disk, replica_disk_flakey_detached_once, 300)
 }
 
 CHORUS_HARNESS_MAIN
+
+/*
+ * vm2's metadata fails while its data area works (the device's second half,
+ * where the metadata sits behind the 64 MiB volume, swapped for error). vm1
+ * restates its ownership at a higher epoch; vm2's superblock write of the
+ * epoch it accepts fails, and detaches its disk as a failed data write
+ * does, with the reason; vm1 learns that vm2's disk failed.
+ */
+TEST_F_TIMEOUT(disk, replica_metadata_write_error_detaches, 120)
+{
+	char out[512];
+
+	ASSERT_EQ(0, rl_on(PEER, "printf '0 131072 linear /dev/vdb 0\\n131072 131072 error\\n' | "
+			   "dmsetup load --noudevsync chorus-bk && "
+			   "dmsetup resume --noudevsync chorus-bk"));
+	ASSERT_EQ(0, rl_on(1, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
+			   EPOCH + 1));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "disk_failed", "true", 20));
+	volume_field(PEER, "disk_error", out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "superblock write failed")) TH_LOG("vm2's disk_error: \"%s\"",
+								      out);
+	volume_field(PEER, "state", out, sizeof(out));
+	EXPECT_STREQ("failed", out);
+}
