@@ -95,8 +95,8 @@ FIXTURE_SETUP(session)
 	conf = fopen(WORK "/chorusd.conf", "w");
 	ASSERT_NE(NULL, conf);
 	fprintf(conf,
-		"[node]\nid = 1\n[cluster]\netcd = " ETCD_URL "\nlease_ttl = %u\n"
-		"lease_margin_ms = 1000\nkeepalive_ms = 500\nstate_file = " WORK "/session.json\n",
+		"[node]\nid = 1\n[cluster]\netcd = [\"" ETCD_URL "\"]\nlease_ttl = %u\n"
+		"lease_margin_ms = 1000\nkeepalive_ms = 500\nstate_file = \"" WORK "/session.json\"\n",
 		self->ttl);
 	ASSERT_EQ(0, fclose(conf));
 	env_on_cleanup(&self->env, true, "pkill -x chorusd; pkill -x etcd; sleep 0.5");
