@@ -244,7 +244,8 @@ TEST(Config, ClusterTimingIsChecked) {
 
 TEST(Config, ClusterEndpointsAreChecked) {
     ExpectError(Replace(kClusterOnly, "http://10.99.0.2:2379", "10.99.0.2:2379"),
-                "^test\\.conf:4: 'etcd': '10.99.0.2:2379' is not an http://HOST:PORT endpoint");
+                "^test\\.conf:4: 'etcd': '10.99.0.2:2379' is not an http://HOST:PORT or "
+                "https://HOST:PORT endpoint$");
     ExpectError(Replace(kClusterOnly, "http://10.99.0.2:2379", "http://10.99.0.1:2379"),
                 "^test\\.conf:4: 'etcd': 'http://10.99.0.1:2379' is listed twice$");
     ExpectError("[node]\nid = 1\n[cluster]\n",
@@ -259,6 +260,51 @@ TEST(Config, ClusterEndpointsAreChecked) {
     // An element on its own line is named by its line.
     ExpectError("[node]\nid = 1\n[cluster]\netcd = [\n  \"http://a:1\",\n  \"b:2\",\n]\n",
                 "^test\\.conf:6: 'etcd': 'b:2' is not");
+}
+
+// etcd over TLS: https endpoints and the files, checked when the config is
+// loaded (Documentation/etcd.md, "TLS").
+TEST(Config, ClusterEtcdOverTls) {
+    test::TempDir dir;
+    for (const char* f : {"ca.crt", "c.crt", "c.key"})
+        test::WriteFile(dir / f, "PEM\n");
+    const std::string head =
+        "[node]\nid = 1\n[cluster]\netcd = [\"https://10.99.0.1:2379\", \"https://b:2379\"]\n";
+    auto line = [](const char* key, const std::string& path) {
+        return std::string(key) + " = \"" + path + "\"\n";
+    };
+    Config c = Parse(head + line("etcd_ca_file", dir / "ca.crt") +
+                     line("etcd_cert_file", dir / "c.crt") + line("etcd_key_file", dir / "c.key"));
+    EXPECT_EQ(c.cluster->etcd[1], "https://b:2379");
+    EXPECT_EQ(c.cluster->etcd_ca_file, dir / "ca.crt");
+    EXPECT_EQ(c.cluster->etcd_cert_file, dir / "c.crt");
+    EXPECT_EQ(c.cluster->etcd_key_file, dir / "c.key");
+    // Without files: the system's CAs, no client certificate.
+    c = Parse(head);
+    EXPECT_TRUE(c.cluster->etcd_ca_file.empty());
+    EXPECT_TRUE(c.cluster->etcd_cert_file.empty());
+    EXPECT_TRUE(Parse(kClusterOnly).cluster->etcd_ca_file.empty());
+
+    ExpectError(head + line("etcd_ca_file", dir / "missing.crt"),
+                "^test\\.conf:5: 'etcd_ca_file': cannot read '.*/missing\\.crt': No such file or "
+                "directory$");
+    ExpectError(head + line("etcd_cert_file", dir.path()) + line("etcd_key_file", dir / "c.key"),
+                "^test\\.conf:5: 'etcd_cert_file': cannot read '.*': it is a directory$");
+    ExpectError(head + line("etcd_key_file", "c.key"),
+                "^test\\.conf:5: 'etcd_key_file': 'c\\.key' is not an absolute path$");
+    ExpectError(head + line("etcd_cert_file", dir / "c.crt"),
+                "^test\\.conf:5: 'etcd_cert_file' needs 'etcd_key_file': a client certificate "
+                "goes with its key$");
+    ExpectError(head + line("etcd_key_file", dir / "c.key"),
+                "^test\\.conf:5: 'etcd_key_file' needs 'etcd_cert_file'");
+    ExpectError(std::string(kClusterOnly) + line("etcd_ca_file", dir / "ca.crt"),
+                "^test\\.conf:5: 'etcd_ca_file' is set but no 'etcd' endpoint is https://");
+    ExpectError(
+        head + "etcd_ca_file = 1\n",
+        "^test\\.conf:5: 'etcd_ca_file': expected a string \\(in quotes\\), got an integer$");
+    ExpectError(Replace(head, "https://b:2379", "https://"),
+                "^test\\.conf:4: 'etcd': 'https://' is not an http://HOST:PORT or "
+                "https://HOST:PORT endpoint$");
 }
 
 TEST(Config, ClusterAddressAndPool) {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "lib/config_table.h"
+#include "lib/etcd_tls.h"
 #include "lib/volume_validate.h"
 
 namespace chorus {
@@ -137,8 +138,11 @@ std::vector<std::string> ParseEndpoints(ConfigTable& t) {
     std::vector<std::string> out;
     std::vector<Located<std::string>> listed = *t.StringArray("etcd", true);
     for (const auto& ep : listed) {
-        if (ep.value.rfind("http://", 0) != 0 || ep.value.size() <= 7)
-            t.Fail(ep.line, "'etcd': '" + ep.value + "' is not an http://HOST:PORT endpoint");
+        bool http = ep.value.rfind("http://", 0) == 0 && ep.value.size() > 7;
+        bool https = ep.value.rfind("https://", 0) == 0 && ep.value.size() > 8;
+        if (!http && !https)
+            t.Fail(ep.line, "'etcd': '" + ep.value +
+                                "' is not an http://HOST:PORT or https://HOST:PORT endpoint");
         if (std::find(out.begin(), out.end(), ep.value) != out.end())
             t.Fail(ep.line, "'etcd': '" + ep.value + "' is listed twice");
         out.push_back(ep.value);
@@ -146,6 +150,39 @@ std::vector<std::string> ParseEndpoints(ConfigTable& t) {
     if (out.empty())
         t.Fail(t.Line("etcd"), "'etcd' lists no endpoint");
     return out;
+}
+
+// [cluster]'s TLS files for the https members: absolute paths this process
+// can read, the certificate with its key, and only with an https endpoint
+// (a file given for nothing is a mistake worth reporting).
+void ParseEtcdTls(ConfigTable& t, ClusterConfig& c) {
+    auto file = [&t](std::string_view key) {
+        std::string path = t.String(key).value_or("");
+        if (path.empty())
+            return path;
+        if (path[0] != '/')
+            t.Fail(t.Line(key),
+                   "'" + std::string(key) + "': '" + path + "' is not an absolute path");
+        if (std::string why = UnreadableFile(path); !why.empty())
+            t.Fail(t.Line(key), "'" + std::string(key) + "': " + why);
+        return path;
+    };
+    c.etcd_ca_file = file("etcd_ca_file");
+    c.etcd_cert_file = file("etcd_cert_file");
+    c.etcd_key_file = file("etcd_key_file");
+    if (c.etcd_cert_file.empty() != c.etcd_key_file.empty()) {
+        const char* given = c.etcd_cert_file.empty() ? "etcd_key_file" : "etcd_cert_file";
+        const char* missing = c.etcd_cert_file.empty() ? "etcd_cert_file" : "etcd_key_file";
+        t.Fail(t.Line(given), "'" + std::string(given) + "' needs '" + missing +
+                                  "': a client certificate goes with its key");
+    }
+    bool https = std::any_of(c.etcd.begin(), c.etcd.end(),
+                             [](const std::string& ep) { return ep.rfind("https://", 0) == 0; });
+    for (const char* key : {"etcd_ca_file", "etcd_cert_file"})
+        if (!https && t.Find(key, false) != nullptr)
+            t.Fail(t.Line(key), "'" + std::string(key) +
+                                    "' is set but no 'etcd' endpoint is https://: TLS needs "
+                                    "https endpoints");
 }
 
 // [cluster]'s session lease timing (Documentation/cluster.md, "Timing").
@@ -170,6 +207,7 @@ void ParseTiming(ConfigTable& t, ClusterConfig& c) {
 void ParseCluster(ConfigTable& t, Config& cfg) {
     ClusterConfig c;
     c.etcd = ParseEndpoints(t);
+    ParseEtcdTls(t, c);
     ParseTiming(t, c);
     c.address = t.String("address").value_or("");
     if (std::string why = CheckAddress(c.address); !c.address.empty() && !why.empty())

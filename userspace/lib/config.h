@@ -43,7 +43,13 @@ struct NamespaceConfig {
 
 // [cluster]: chorusd's session in etcd (Documentation/cluster.md).
 struct ClusterConfig {
-    std::vector<std::string> etcd;    // "http://host:port", one per member, as listed
+    std::vector<std::string> etcd;  // "http(s)://host:port", one per member, as listed
+    // TLS towards the https members (Documentation/etcd.md, "TLS"): the CA
+    // that signs their certificates (empty: the system's) and this node's
+    // client certificate and key (empty: none). Readable when loaded.
+    std::string etcd_ca_file;
+    std::string etcd_cert_file;
+    std::string etcd_key_file;
     uint32_t lease_ttl_s = 5;         // the session lease's TTL, as asked
     uint32_t lease_margin_ms = 1000;  // the kernel deadline is this much before the lease's end
     uint32_t keepalive_ms = 1000;     // default: a fifth of the TTL
