@@ -660,7 +660,7 @@ static pid_t start_metrics_chorusd(struct chorus_env *env)
 
 	snprintf(chorusd, sizeof(chorusd), "%s/build/bin/chorusd", chorus_src());
 	if (run("rm -rf " METRICS_DIR " && mkdir -p " METRICS_DIR " && printf '[node]\\nid = 1\\n"
-		"[metrics]\\naddress = 127.0.0.1:9653\\n' > " METRICS_DIR "/chorusd.conf"))
+		"[metrics]\\naddress = \"127.0.0.1:9653\"\\n' > " METRICS_DIR "/chorusd.conf"))
 		return -1;
 	pid = fork();
 	if (pid == 0) {

@@ -13,6 +13,11 @@
  * restarted under writes, it adopts its session and no write is held; a
  * deadline it cannot have given (an earlier session's) is left alone; an
  * unreachable etcd at start is retried, naming the endpoint.
+ *
+ * etcd serves its client port over TLS and wants client certificates
+ * (Documentation/etcd.md, "TLS"), made per case by
+ * tools/etcd-tls/make-lab-ca: chorusd's whole session, keepalives
+ * included, goes over https with the certificate files of its config.
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -21,8 +26,11 @@
 #include "common.h"
 
 #define REGION		(1 * MiB)
-#define ETCD_URL	"http://127.0.0.1:23790"
+#define ETCD_URL	"https://127.0.0.1:23790"
 #define WORK		"/tmp/chorus-session"
+#define TLS		WORK "/tls"
+#define ETCDCTL		"ETCDCTL_API=3 etcdctl --endpoints " ETCD_URL " --cacert " TLS "/ca.crt " \
+			"--cert " TLS "/client-chorusd.crt --key " TLS "/client-chorusd.key"
 
 FIXTURE(session) {
 	struct chorus_env env;
@@ -49,10 +57,12 @@ static int start_etcd(void)
 		   "--listen-peer-urls http://127.0.0.1:23800 "
 		   "--initial-advertise-peer-urls http://127.0.0.1:23800 "
 		   "--initial-cluster s1=http://127.0.0.1:23800 "
+		   "--cert-file " TLS "/member-s1.crt --key-file " TLS "/member-s1.key "
+		   "--client-cert-auth --trusted-ca-file " TLS "/ca.crt "
 		   "--heartbeat-interval 100 --election-timeout 1000 "
 		   "> " WORK "/etcd.log 2>&1 < /dev/null & "
 		   "for i in $(seq 100); do "
-		   "  ETCDCTL_API=3 etcdctl --endpoints " ETCD_URL " endpoint health "
+		   "  " ETCDCTL " endpoint health "
 		   "    >/dev/null 2>&1 && exit 0; sleep 0.2; done; "
 		   "tail " WORK "/etcd.log; exit 1");
 }
@@ -92,11 +102,15 @@ FIXTURE_SETUP(session)
 	ASSERT_TRUE(path_exists(self->chorusd)) TH_LOG("%s missing: run make userspace",
 						      self->chorusd);
 	ASSERT_EQ(0, run("rm -rf " WORK " && mkdir -p " WORK));
+	ASSERT_EQ(0, run("%s/tools/etcd-tls/make-lab-ca " TLS " --member s1=127.0.0.1 "
+			 "--client chorusd >/dev/null", chorus_src()));
 	conf = fopen(WORK "/chorusd.conf", "w");
 	ASSERT_NE(NULL, conf);
 	fprintf(conf,
-		"[node]\nid = 1\n[cluster]\netcd = " ETCD_URL "\nlease_ttl = %u\n"
-		"lease_margin_ms = 1000\nkeepalive_ms = 500\nstate_file = " WORK "/session.json\n",
+		"[node]\nid = 1\n[cluster]\netcd = [\"" ETCD_URL "\"]\nlease_ttl = %u\n"
+		"lease_margin_ms = 1000\nkeepalive_ms = 500\nstate_file = \"" WORK "/session.json\"\n"
+		"etcd_ca_file = \"" TLS "/ca.crt\"\netcd_cert_file = \"" TLS "/client-chorusd.crt\"\n"
+		"etcd_key_file = \"" TLS "/client-chorusd.key\"\n",
 		self->ttl);
 	ASSERT_EQ(0, fclose(conf));
 	env_on_cleanup(&self->env, true, "pkill -x chorusd; pkill -x etcd; sleep 0.5");
@@ -195,7 +209,7 @@ static long long node_key_lease(void)
 	char out[256];
 
 	if (run_quiet(out, sizeof(out),
-		      "ETCDCTL_API=3 etcdctl --endpoints " ETCD_URL " get /chorus/nodes/1 -w json"
+		      ETCDCTL " get /chorus/nodes/1 -w json"
 		      " | jq -r '.kvs[0].lease // 0'"))
 		return -1;
 	return strtoll(out, NULL, 10);

@@ -98,11 +98,12 @@ static void __start_nvmf(struct __test_metadata *_metadata, FIXTURE_DATA(workloa
 
 	ASSERT_EQ(0, rl_on(1, "modprobe -a nvmet nvmet-tcp && "
 			   "mountpoint -q /sys/kernel/config && cat > " CONF " <<'EOF'\n"
-			   "[node]\nid = 1\n[subsystem]\nnqn = " NQN "\n"
-			   "[port tcp1]\ntransport = tcp\naddress = 10.99.0.1\nservice = 4420\n"
-			   "[ana]\ngroups = 1\n"
-			   "[namespace 1]\ndevice = /dev/chorus0\n"
-			   "uuid = 7a0c4b6e-9a2d-4c1e-8b7a-0123456789ab\nEOF\n"
+			   "[node]\nid = 1\n[subsystem]\nnqn = \"" NQN "\"\n"
+			   "[port.tcp1]\ntransport = \"tcp\"\naddress = \"10.99.0.1\"\n"
+			   "service = 4420\n"
+			   "[ana]\ngroups = [1]\n"
+			   "[namespace.1]\ndevice = \"/dev/chorus0\"\n"
+			   "uuid = \"7a0c4b6e-9a2d-4c1e-8b7a-0123456789ab\"\nEOF\n"
 			   "%s/build/bin/chorusd --config " CONF " --once", chorus_src()));
 	/* Keep-alive 30 s: a TCG guest under load can miss the default 5 s. */
 	ASSERT_EQ(0, rl_on(PEER, "modprobe nvme-tcp && nvme connect -t tcp -a 10.99.0.1 "

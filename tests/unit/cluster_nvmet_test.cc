@@ -25,11 +25,11 @@ const char kHost[] = "nqn.2014-08.org.nvmexpress:uuid:host4";
 
 Config NodeConfig(uint32_t id) {
     return ParseConfig("[node]\nid = " + std::to_string(id) +
-                           "\n[cluster]\netcd = http://10.99.0.1:2379\n"
-                           "[port tcp]\ntransport = tcp\naddress = 10.99.0." +
+                           "\n[cluster]\netcd = [\"http://10.99.0.1:2379\"]\n"
+                           "[port.tcp]\ntransport = \"tcp\"\naddress = \"10.99.0." +
                            std::to_string(id) +
-                           "\n[port rdma]\ntransport = rdma\naddress = 10.99.0." +
-                           std::to_string(id) + "\n",
+                           "\"\n[port.rdma]\ntransport = \"rdma\"\naddress = \"10.99.0." +
+                           std::to_string(id) + "\"\n",
                        "node.conf");
 }
 

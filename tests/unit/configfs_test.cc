@@ -26,20 +26,21 @@ using test::WriteFile;
 
 const char kConfig[] =
     "[node]\nid = 1\n"
-    "[subsystem]\nnqn = nqn.2026-11.org.chorus:demo\n"
-    "[port tcp1]\ntransport = tcp\naddress = 10.99.0.1\n"
-    "[port rdma1]\ntransport = rdma\naddress = 10.99.0.1\n"
-    "[ana]\ngroups = 1,2,3\n"
-    "[namespace 1]\ndevice = /dev/chorus/vol0\nuuid = 3f1c4b6e-0d2a-4b8e-9c1f-2a3b4c5d6e7f\n";
+    "[subsystem]\nnqn = \"nqn.2026-11.org.chorus:demo\"\n"
+    "[port.tcp1]\ntransport = \"tcp\"\naddress = \"10.99.0.1\"\n"
+    "[port.rdma1]\ntransport = \"rdma\"\naddress = \"10.99.0.1\"\n"
+    "[ana]\ngroups = [1, 2, 3]\n"
+    "[namespace.1]\ndevice = \"/dev/chorus/vol0\"\n"
+    "uuid = \"3f1c4b6e-0d2a-4b8e-9c1f-2a3b4c5d6e7f\"\n";
 
 const std::string kSubsys = "nvmet/subsystems/nqn.2026-11.org.chorus:demo";
 
 // The second config: one more namespace and port than kConfig.
 Config SecondConfig() {
     return ParseConfig(std::string(kConfig) +
-                           "[namespace 2]\ndevice = /dev/chorus/vol1\n"
-                           "uuid = 11111111-2222-3333-4444-555555555555\n"
-                           "[port tcp2]\ntransport = tcp\naddress = 10.99.0.3\n",
+                           "[namespace.2]\ndevice = \"/dev/chorus/vol1\"\n"
+                           "uuid = \"11111111-2222-3333-4444-555555555555\"\n"
+                           "[port.tcp2]\ntransport = \"tcp\"\naddress = \"10.99.0.3\"\n",
                        "t2.conf");
 }
 

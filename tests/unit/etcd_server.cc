@@ -84,13 +84,14 @@ size_t AppendBody(char* data, size_t size, size_t count, void* out) {
 }
 
 // GET /health: {"health":"true"} once the member has a leader.
-bool Healthy(int port) {
+bool Healthy(const std::string& client_url, const EtcdTls& tls) {
     CurlEasyPtr easy(curl_easy_init());
     if (!easy)
         return false;
     std::string body;
-    const std::string url = Url(port) + "/health";
+    const std::string url = client_url + "/health";
     curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
+    SetTlsOptions(easy.get(), tls);
     curl_easy_setopt(easy.get(), CURLOPT_PROXY, "");
     curl_easy_setopt(easy.get(), CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, 500L);
@@ -127,7 +128,8 @@ int UnusedPort() {
     return ntohs(addr.sin_port);
 }
 
-EtcdCluster::EtcdCluster(int members) : members_(static_cast<size_t>(members)) {
+EtcdCluster::EtcdCluster(int members, std::optional<EtcdServerTls> tls)
+    : members_(static_cast<size_t>(members)), tls_(std::move(tls)) {
     for (int i = 0; i < members; ++i)
         members_[static_cast<size_t>(i)].name = "m" + std::to_string(i);
     for (int attempt = 1;; ++attempt) {
@@ -148,8 +150,12 @@ EtcdCluster::~EtcdCluster() {
     KillAll();
 }
 
+std::string EtcdCluster::ClientUrl(int port) const {
+    return tls_ ? "https://127.0.0.1:" + std::to_string(port) : Url(port);
+}
+
 std::string EtcdCluster::endpoint(int member) const {
-    return Url(members_.at(static_cast<size_t>(member)).client_port);
+    return ClientUrl(members_.at(static_cast<size_t>(member)).client_port);
 }
 
 std::vector<std::string> EtcdCluster::endpoints() const {
@@ -162,6 +168,8 @@ std::vector<std::string> EtcdCluster::endpoints() const {
 EtcdOptions EtcdCluster::Options() const {
     EtcdOptions options;
     options.endpoints = endpoints();
+    if (tls_)
+        options.tls = tls_->client;
     options.connect_timeout = milliseconds(500);
     options.attempt_timeout = milliseconds(2000);
     options.call_timeout = milliseconds(5000);
@@ -229,39 +237,45 @@ void EtcdCluster::Start(Member& m, bool new_cluster) {
         std::error_code ec;
         std::filesystem::remove_all(data, ec);
     }
-    m.pid = Spawn({"etcd",
-                   "--name",
-                   m.name,
-                   "--data-dir",
-                   data,
-                   "--listen-client-urls",
-                   Url(m.client_port),
-                   "--advertise-client-urls",
-                   Url(m.client_port),
-                   "--listen-peer-urls",
-                   Url(m.peer_port),
-                   "--initial-advertise-peer-urls",
-                   Url(m.peer_port),
-                   "--initial-cluster",
-                   initial_cluster,
-                   "--initial-cluster-state",
-                   "new",
-                   "--initial-cluster-token",
-                   "chorus-test",
-                   "--heartbeat-interval",
-                   single ? "10" : "50",
-                   "--election-timeout",
-                   single ? "100" : "500",
-                   "--logger",
-                   "zap",
-                   "--log-outputs",
-                   "stderr"},
-                  data + ".log");
+    std::vector<std::string> argv = {"etcd",
+                                     "--name",
+                                     m.name,
+                                     "--data-dir",
+                                     data,
+                                     "--listen-client-urls",
+                                     ClientUrl(m.client_port),
+                                     "--advertise-client-urls",
+                                     ClientUrl(m.client_port),
+                                     "--listen-peer-urls",
+                                     Url(m.peer_port),
+                                     "--initial-advertise-peer-urls",
+                                     Url(m.peer_port),
+                                     "--initial-cluster",
+                                     initial_cluster,
+                                     "--initial-cluster-state",
+                                     "new",
+                                     "--initial-cluster-token",
+                                     "chorus-test",
+                                     "--heartbeat-interval",
+                                     single ? "10" : "50",
+                                     "--election-timeout",
+                                     single ? "100" : "500",
+                                     "--logger",
+                                     "zap",
+                                     "--log-outputs",
+                                     "stderr"};
+    if (tls_) {
+        argv.insert(argv.end(), {"--cert-file", tls_->cert_file, "--key-file", tls_->key_file});
+        if (!tls_->trusted_ca_file.empty())
+            argv.insert(argv.end(),
+                        {"--client-cert-auth", "--trusted-ca-file", tls_->trusted_ca_file});
+    }
+    m.pid = Spawn(std::move(argv), data + ".log");
 }
 
 void EtcdCluster::WaitHealthy(Member& m, milliseconds timeout) {
     const Clock::time_point deadline = Clock::now() + timeout;
-    while (!Healthy(m.client_port)) {
+    while (!Healthy(ClientUrl(m.client_port), tls_ ? tls_->client : EtcdTls{})) {
         int status = 0;
         if (::waitpid(m.pid, &status, WNOHANG) == m.pid) {
             m.pid = -1;

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,16 @@ private:
     std::string path_;
 };
 
+// TLS on the members' client port: etcd --cert-file, --key-file and, with
+// a trusted CA, --client-cert-auth --trusted-ca-file. The peers stay on
+// http (loopback, and their TLS is etcd's own business).
+struct EtcdServerTls {
+    std::string cert_file;
+    std::string key_file;
+    std::string trusted_ca_file;  // empty: no client certificates asked for
+    EtcdTls client;               // what the health check presents
+};
+
 // A cluster of etcd members on 127.0.0.1. A single member is tuned for
 // fast tests (10 ms heartbeat, so etcd's minimum lease TTL is 1 s); three
 // members get more slack (50 ms heartbeat, 500 ms election timeout) so a
@@ -40,7 +51,7 @@ public:
     // Starts the members and waits until every one reports itself healthy.
     // Throws std::runtime_error, with the end of a member's log, if etcd is
     // not installed or does not come up.
-    explicit EtcdCluster(int members = 1);
+    explicit EtcdCluster(int members = 1, std::optional<EtcdServerTls> tls = std::nullopt);
     ~EtcdCluster();
     EtcdCluster(const EtcdCluster&) = delete;
     EtcdCluster& operator=(const EtcdCluster&) = delete;
@@ -69,6 +80,7 @@ private:
         pid_t pid = -1;
     };
 
+    std::string ClientUrl(int port) const;
     void StartAll();
     void Start(Member& m, bool new_cluster);
     void WaitHealthy(Member& m, std::chrono::milliseconds timeout);
@@ -77,6 +89,7 @@ private:
 
     ScratchDir dir_;
     std::vector<Member> members_;
+    std::optional<EtcdServerTls> tls_;
 };
 
 // A TCP port on 127.0.0.1 that nothing listens on (connections to it are

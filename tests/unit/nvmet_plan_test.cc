@@ -13,13 +13,15 @@ using Kind = ConfigfsOp::Kind;
 
 const char kConfig[] =
     "[node]\nid = 2\n"
-    "[subsystem]\nnqn = nqn.2026-11.org.chorus:demo\nserial = SN42\n"
-    "[port tcp1]\ntransport = tcp\naddress = 10.99.0.2\n"
-    "[port rdma1]\ntransport = rdma\naddress = 10.99.0.2\nid = 5\n"
-    "[ana]\ngroups = 1,2,3\n"
-    "[namespace 1]\ndevice = /dev/chorus/vol0\nuuid = 3F1C4B6E-0D2A-4B8E-9C1F-2A3B4C5D6E7F\n"
-    "[namespace 2]\ndevice = /dev/chorus/vol1\nuuid = 11111111-2222-3333-4444-555555555555\n"
-    "nguid = 66666666-7777-8888-9999-aaaaaaaaaaaa\nana_group = 3\n";
+    "[subsystem]\nnqn = \"nqn.2026-11.org.chorus:demo\"\nserial = \"SN42\"\n"
+    "[port.tcp1]\ntransport = \"tcp\"\naddress = \"10.99.0.2\"\n"
+    "[port.rdma1]\ntransport = \"rdma\"\naddress = \"10.99.0.2\"\nid = 5\n"
+    "[ana]\ngroups = [1, 2, 3]\n"
+    "[namespace.1]\ndevice = \"/dev/chorus/vol0\"\n"
+    "uuid = \"3F1C4B6E-0D2A-4B8E-9C1F-2A3B4C5D6E7F\"\n"
+    "[namespace.2]\ndevice = \"/dev/chorus/vol1\"\n"
+    "uuid = \"11111111-2222-3333-4444-555555555555\"\n"
+    "nguid = \"66666666-7777-8888-9999-aaaaaaaaaaaa\"\nana_group = 3\n";
 
 const std::string kSubsys = "nvmet/subsystems/nqn.2026-11.org.chorus:demo";
 
@@ -162,8 +164,8 @@ TEST_F(NvmetPlan, Describe) {
 
 TEST(NvmetPlanIpv6, AdrfamFollowsAddress) {
     Config c = ParseConfig(
-        "[node]\nid = 1\n[subsystem]\nnqn = nqn.x:y\n[port p]\ntransport = tcp\naddress = "
-        "fd00::1\n",
+        "[node]\nid = 1\n[subsystem]\nnqn = \"nqn.x:y\"\n[port.p]\ntransport = \"tcp\"\n"
+        "address = \"fd00::1\"\n",
         "v6.conf");
     bool seen = false;
     for (const auto& op : PlanNvmetExport(c)) {

@@ -21,14 +21,46 @@ std::vector<std::string> SplitList(const std::string& list) {
     return out;
 }
 
+// The option's value, else the environment variable's, else fallback.
+std::string FirstOf(const std::string& option, const char* env, const std::string& fallback) {
+    if (!option.empty())
+        return option;
+    if (const char* v = std::getenv(env); v != nullptr && v[0] != '\0')
+        return v;
+    return fallback;
+}
+
+// A TLS file named on the command line or in the environment is checked
+// as chorusd checks the config's: readable, and a certificate with its key.
+void CheckTls(const EtcdTls& tls) {
+    for (const auto& [name, path] :
+         {std::pair{"--etcd-cacert", &tls.ca_file}, std::pair{"--etcd-cert", &tls.cert_file},
+          std::pair{"--etcd-key", &tls.key_file}})
+        if (!path->empty())
+            if (std::string why = UnreadableFile(*path); !why.empty())
+                throw UsageError(std::string(name) + ": " + why);
+    if (tls.cert_file.empty() != tls.key_file.empty())
+        throw UsageError("--etcd-cert and --etcd-key go together (a certificate and its key)");
+}
+
 }  // namespace
 
 void ClusterAccess::AddOptions(CLI::App& cmd) {
     cmd.add_option("--etcd", etcd,
-                   "etcd endpoints, http://HOST:PORT[,...] (default: $CHORUS_ETCD, else the "
+                   "etcd endpoints, http(s)://HOST:PORT[,...] (default: $CHORUS_ETCD, else the "
                    "[cluster] section of --config)");
-    cmd.add_option("--config", config, "chorusd's config, read for its etcd endpoints")
+    cmd.add_option("--config", config,
+                   "chorusd's config, read for its etcd endpoints and TLS files")
         ->capture_default_str();
+    cmd.add_option("--etcd-cacert", tls.ca_file,
+                   "CA file for https endpoints (default: $CHORUS_ETCD_CACERT, else etcd_ca_file "
+                   "of --config)");
+    cmd.add_option("--etcd-cert", tls.cert_file,
+                   "client certificate for https endpoints (default: $CHORUS_ETCD_CERT, else "
+                   "etcd_cert_file of --config)");
+    cmd.add_option("--etcd-key", tls.key_file,
+                   "the client certificate's key (default: $CHORUS_ETCD_KEY, else etcd_key_file "
+                   "of --config)");
 }
 
 std::unique_ptr<EtcdClient> ClusterAccess::Connect() const {
@@ -37,11 +69,15 @@ std::unique_ptr<EtcdClient> ClusterAccess::Connect() const {
         if (const char* env = std::getenv("CHORUS_ETCD"))
             endpoints = SplitList(env);
     }
+    EtcdTls from_config;
     struct stat st;
     if (endpoints.empty() && stat(config.c_str(), &st) == 0) {
         Config cfg = LoadConfig(config);  // ConfigError names the file and line
-        if (cfg.cluster)
+        if (cfg.cluster) {
             endpoints = cfg.cluster->etcd;
+            from_config = {cfg.cluster->etcd_ca_file, cfg.cluster->etcd_cert_file,
+                           cfg.cluster->etcd_key_file};
+        }
     }
     if (endpoints.empty())
         throw UsageError(
@@ -50,6 +86,10 @@ std::unique_ptr<EtcdClient> ClusterAccess::Connect() const {
             config);
     EtcdOptions o;
     o.endpoints = endpoints;
+    o.tls.ca_file = FirstOf(tls.ca_file, "CHORUS_ETCD_CACERT", from_config.ca_file);
+    o.tls.cert_file = FirstOf(tls.cert_file, "CHORUS_ETCD_CERT", from_config.cert_file);
+    o.tls.key_file = FirstOf(tls.key_file, "CHORUS_ETCD_KEY", from_config.key_file);
+    CheckTls(o.tls);
     o.call_timeout = std::chrono::seconds(5);
     return std::make_unique<EtcdClient>(o);
 }

@@ -11,6 +11,7 @@ namespace chorus {
 EtcdOptions DaemonEtcdOptions(const ClusterConfig& cluster, const Logger& log) {
     EtcdOptions o;
     o.endpoints = cluster.etcd;
+    o.tls = {cluster.etcd_ca_file, cluster.etcd_cert_file, cluster.etcd_key_file};
     // A call must not outlast a lease: bounded by the keepalive period's
     // share of the margin-less lease time.
     o.attempt_timeout = std::chrono::milliseconds(std::min<uint32_t>(2000, cluster.keepalive_ms));

@@ -5,305 +5,119 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 
+#include "lib/config_table.h"
+#include "lib/etcd_tls.h"
 #include "lib/volume_validate.h"
 
 namespace chorus {
 
 namespace {
 
-struct Entry {
-    std::string value;
-    int line = 0;
-    bool used = false;
-};
+// The sections there are; [port] and [namespace] hold one table per port
+// or namespace, [port.LABEL] and [namespace.NSID].
+const std::set<std::string, std::less<>> kSections = {"node",    "subsystem", "ana",      "cluster",
+                                                      "metrics", "port",      "namespace"};
 
-// One "[type label]" section with its keys, as written.
-struct Section {
-    std::string type;
-    std::string label;
-    int line = 0;
-    std::map<std::string, Entry> keys;
-};
-
-std::string Trim(std::string_view s) {
-    size_t b = s.find_first_not_of(" \t\r");
-    if (b == std::string_view::npos)
-        return "";
-    size_t e = s.find_last_not_of(" \t\r");
-    return std::string(s.substr(b, e - b + 1));
+bool Labelled(std::string_view section) {
+    return section == "port" || section == "namespace";
 }
 
-std::string SectionTitle(const Section& s) {
-    return "[" + s.type + (s.label.empty() ? "" : " " + s.label) + "]";
-}
-
-// Reads typed values out of one section and remembers which keys were used
-// so that the leftovers can be reported as unknown.
-class SectionReader {
-public:
-    SectionReader(const std::string& file, Section& s) : file_(file), s_(s) {}
-
-    [[noreturn]] void Fail(int line, const std::string& msg) const {
-        throw ConfigError(file_ + ":" + std::to_string(line) + ": " + msg);
-    }
-
-    // The key's entry, or nullptr if absent (then required keys fail).
-    Entry* Find(const std::string& key, bool required) {
-        auto it = s_.keys.find(key);
-        if (it == s_.keys.end()) {
-            if (required)
-                Fail(s_.line, SectionTitle(s_) + ": missing required key '" + key + "'");
-            return nullptr;
-        }
-        it->second.used = true;
-        return &it->second;
-    }
-
-    std::optional<std::string> String(const std::string& key, bool required = false) {
-        Entry* e = Find(key, required);
-        if (e == nullptr)
-            return std::nullopt;
-        return e->value;
-    }
-
-    std::optional<uint64_t> Number(const std::string& key, uint64_t min, uint64_t max,
-                                   bool required = false) {
-        Entry* e = Find(key, required);
-        if (e == nullptr)
-            return std::nullopt;
-        return ParseNumber(*e, key, min, max);
-    }
-
-    uint64_t ParseNumber(const Entry& e, const std::string& key, uint64_t min, uint64_t max) {
-        std::string_view v = e.value;
-        int base = 10;
-        if (v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X')) {
-            base = 16;
-            v.remove_prefix(2);
-        }
-        uint64_t n = 0;
-        bool ok = !v.empty();
-        for (char c : v) {
-            int d = -1;
-            if (c >= '0' && c <= '9')
-                d = c - '0';
-            else if (base == 16 && c >= 'a' && c <= 'f')
-                d = c - 'a' + 10;
-            else if (base == 16 && c >= 'A' && c <= 'F')
-                d = c - 'A' + 10;
-            if (d < 0 || n > (UINT64_MAX - static_cast<uint64_t>(d)) / base) {
-                ok = false;
-                break;
-            }
-            n = n * base + static_cast<uint64_t>(d);
-        }
-        if (!ok || n < min || n > max)
-            Fail(e.line, "'" + key + "': '" + e.value + "' is not a number in " +
-                             std::to_string(min) + ".." + std::to_string(max));
-        return n;
-    }
-
-    std::optional<bool> Bool(const std::string& key) {
-        Entry* e = Find(key, false);
-        if (e == nullptr)
-            return std::nullopt;
-        std::string v = e->value;
-        std::transform(v.begin(), v.end(), v.begin(), ::tolower);
-        if (v == "yes" || v == "true" || v == "on" || v == "1")
-            return true;
-        if (v == "no" || v == "false" || v == "off" || v == "0")
-            return false;
-        Fail(e->line, "'" + key + "': '" + e->value + "' is not yes or no");
-    }
-
-    std::optional<Uuid> UuidValue(const std::string& key, bool required) {
-        Entry* e = Find(key, required);
-        if (e == nullptr)
-            return std::nullopt;
-        try {
-            return ParseUuid(e->value);
-        } catch (const std::exception& ex) {
-            Fail(e->line, "'" + key + "': " + ex.what());
-        }
-    }
-
-    int Line(const std::string& key) const {
-        auto it = s_.keys.find(key);
-        return it == s_.keys.end() ? s_.line : it->second.line;
-    }
-
-    // Every key of the section must have been consumed.
-    void RejectUnknown() const {
-        for (const auto& [key, e] : s_.keys)
-            if (!e.used)
-                Fail(e.line, "unknown key '" + key + "' in " + SectionTitle(s_));
-    }
-
-    const Section& section() const { return s_; }
-
-private:
-    const std::string& file_;
-    Section& s_;
-};
-
-bool Printable(std::string_view s, char lo) {
-    return std::all_of(s.begin(), s.end(), [lo](char c) { return c >= lo && c <= '~'; });
-}
-
-// A "[type label]" line, checked against the section types there are;
-// Tokenize adds the keys that follow it.
-Section ParseHeader(const std::string& line, int lineno, const std::string& file) {
-    auto fail = [&](const std::string& msg) {
-        throw ConfigError(file + ":" + std::to_string(lineno) + ": " + msg);
-    };
-    if (line.back() != ']')
-        fail("section header '" + line + "' lacks a closing ']'");
-    std::string inner = Trim(std::string_view(line).substr(1, line.size() - 2));
-    Section s;
-    s.line = lineno;
-    size_t sp = inner.find_first_of(" \t");
-    s.type = inner.substr(0, sp);
-    if (sp != std::string::npos)
-        s.label = Trim(std::string_view(inner).substr(sp));
-    if (s.type.empty())
-        fail("empty section name");
-    bool labelled = s.type == "port" || s.type == "namespace";
-    bool plain = s.type == "node" || s.type == "subsystem" || s.type == "ana" ||
-                 s.type == "cluster" || s.type == "metrics";
-    if (!labelled && !plain)
-        fail("unknown section [" + inner + "]");
-    if (labelled && s.label.empty())
-        fail("section [" + s.type + "] needs a label, e.g. [" + s.type +
-             (s.type == "port" ? " tcp1]" : " 1]"));
-    if (plain && !s.label.empty())
-        fail("section [" + s.type + "] takes no label");
-    return s;
-}
-
-std::vector<Section> Tokenize(std::string_view text, const std::string& file) {
-    std::vector<Section> sections;
-    std::map<std::string, int> seen;  // section title -> line
-    int lineno = 0;
-    size_t pos = 0;
-    while (pos <= text.size()) {
-        size_t nl = text.find('\n', pos);
-        if (nl == std::string_view::npos)
-            nl = text.size();
-        std::string_view raw = text.substr(pos, nl - pos);
-        pos = nl + 1;
-        lineno++;
-        auto fail = [&](const std::string& msg) {
-            throw ConfigError(file + ":" + std::to_string(lineno) + ": " + msg);
-        };
-
-        // '#' starts a comment anywhere (no value needs one); ';' only at
-        // the start of a line, as in classic INI files.
-        std::string line = Trim(raw.substr(0, raw.find('#')));
-        if (line.empty() || line[0] == ';')
-            continue;
-
-        if (line[0] == '[') {
-            Section s = ParseHeader(line, lineno, file);
-            std::string title = SectionTitle(s);
-            auto [it, inserted] = seen.emplace(title, lineno);
-            if (!inserted)
-                fail("duplicate section " + title + " (first at line " +
-                     std::to_string(it->second) + ")");
-            sections.push_back(std::move(s));
-            continue;
-        }
-
-        size_t eq = line.find('=');
-        if (eq == std::string::npos)
-            fail("expected 'key = value' or '[section]', got '" + line + "'");
-        std::string key = Trim(std::string_view(line).substr(0, eq));
-        std::string value = Trim(std::string_view(line).substr(eq + 1));
-        if (key.empty())
-            fail("missing key before '='");
-        if (sections.empty())
-            fail("key '" + key + "' outside of any section");
-        if (value.empty())
-            fail("key '" + key + "' has no value");
-        Section& s = sections.back();
-        auto [it, inserted] = s.keys.emplace(key, Entry{value, lineno});
-        if (!inserted)
-            fail("duplicate key '" + key + "' in " + SectionTitle(s) + " (first at line " +
-                 std::to_string(it->second.line) + ")");
-    }
-    return sections;
-}
-
-Section* FindSection(std::vector<Section>& sections, const std::string& type) {
-    for (Section& s : sections)
-        if (s.type == type)
-            return &s;
-    return nullptr;
+[[noreturn]] void Fail(const std::string& file, int line, const std::string& msg) {
+    throw ConfigError(file + ":" + std::to_string(line) + ": " + msg);
 }
 
 [[noreturn]] void MissingSection(const std::string& file, const std::string& title) {
     throw ConfigError(file + ": missing required section " + title);
 }
 
+// Every top-level key is a known section, written as a table, and every
+// entry of [port] and [namespace] is a table of its own.
+void CheckShape(const std::string& file, const toml::table& root) {
+    for (const auto& [key, node] : InFileOrder(root)) {
+        std::string name(key->str());
+        int line = static_cast<int>(key->source().begin.line);
+        if (kSections.count(name) == 0) {
+            if (node->is_table())
+                Fail(file, line, "unknown section [" + name + "]");
+            Fail(file, line, "key '" + name + "' outside of any section");
+        }
+        if (!node->is_table())
+            Fail(file, line,
+                 "'" + name + "' must be a section, [" + name + (Labelled(name) ? ".LABEL]" : "]") +
+                     ", not " + TomlTypeName(*node));
+        if (!Labelled(name))
+            continue;
+        for (const auto& [label, entry] : InFileOrder(*node->as_table()))
+            if (!entry->is_table())
+                Fail(file, static_cast<int>(label->source().begin.line),
+                     "key '" + std::string(label->str()) + "' in [" + name + "]: each " + name +
+                         " is a section of its own, e.g. [" + name +
+                         (name == "port" ? ".tcp1]" : ".1]"));
+    }
+}
+
+const toml::table* Section(const toml::table& root, std::string_view name) {
+    return root[name].as_table();
+}
+
+bool Printable(std::string_view s, char lo) {
+    return std::all_of(s.begin(), s.end(), [lo](char c) { return c >= lo && c <= '~'; });
+}
+
 // [node]: the node id and the controller ids this node hands out.
-void ParseNode(const std::string& file, Section& s, Config& cfg) {
-    SectionReader r(file, s);
-    cfg.node_id = static_cast<uint32_t>(*r.Number("id", 1, kMaxNodeId, true));
+void ParseNode(ConfigTable& t, Config& cfg) {
+    cfg.node_id = static_cast<uint32_t>(*t.Integer("id", 1, kMaxNodeId, true));
     // Disjoint controller id ranges per node: the host's multipath needs
     // cntlids unique across all paths of one subsystem.
-    uint32_t def_min = (cfg.node_id - 1) * 2000 + 1;
-    uint32_t def_max = cfg.node_id * 2000;
-    cfg.cntlid_min = static_cast<uint16_t>(r.Number("cntlid_min", 1, kMaxCntlid).value_or(def_min));
-    cfg.cntlid_max = static_cast<uint16_t>(r.Number("cntlid_max", 1, kMaxCntlid).value_or(def_max));
+    int64_t def_min = (cfg.node_id - 1) * 2000 + 1;
+    int64_t def_max = cfg.node_id * 2000;
+    cfg.cntlid_min =
+        static_cast<uint16_t>(t.Integer("cntlid_min", 1, kMaxCntlid).value_or(def_min));
+    cfg.cntlid_max =
+        static_cast<uint16_t>(t.Integer("cntlid_max", 1, kMaxCntlid).value_or(def_max));
     if (cfg.cntlid_min >= cfg.cntlid_max)
-        r.Fail(r.Line("cntlid_max"), "cntlid_min (" + std::to_string(cfg.cntlid_min) +
+        t.Fail(t.Line("cntlid_max"), "cntlid_min (" + std::to_string(cfg.cntlid_min) +
                                          ") must be below cntlid_max (" +
                                          std::to_string(cfg.cntlid_max) + ")");
-    r.RejectUnknown();
+    t.RejectUnknown();
 }
 
 // [subsystem]: the NQN and what the subsystem tells hosts about itself.
-void ParseSubsystem(const std::string& file, Section& s, Config& cfg) {
-    SectionReader r(file, s);
-    cfg.nqn = *r.String("nqn", true);
+void ParseSubsystem(ConfigTable& t, Config& cfg) {
+    cfg.nqn = *t.String("nqn", true);
     if (std::string problem = NqnProblem(cfg.nqn); !problem.empty())
-        r.Fail(r.Line("nqn"), "'nqn': " + problem);
+        t.Fail(t.Line("nqn"), "'nqn': " + problem);
 
-    cfg.serial = r.String("serial").value_or(DefaultSerial(cfg.nqn));
+    cfg.serial = t.String("serial").value_or(DefaultSerial(cfg.nqn));
     if (cfg.serial.size() > kMaxSerialLen || !Printable(cfg.serial, ' '))
-        r.Fail(r.Line("serial"), "'serial' must be 1.." + std::to_string(kMaxSerialLen) +
+        t.Fail(t.Line("serial"), "'serial' must be 1.." + std::to_string(kMaxSerialLen) +
                                      " printable ASCII characters");
-    cfg.model = r.String("model").value_or("chorus");
+    cfg.model = t.String("model").value_or("chorus");
     if (cfg.model.size() > kMaxModelLen || !Printable(cfg.model, ' '))
-        r.Fail(r.Line("model"), "'model' must be 1.." + std::to_string(kMaxModelLen) +
+        t.Fail(t.Line("model"), "'model' must be 1.." + std::to_string(kMaxModelLen) +
                                     " printable ASCII characters");
-    cfg.allow_any_host = r.Bool("allow_any_host").value_or(true);
-    r.RejectUnknown();
+    cfg.allow_any_host = t.Bool("allow_any_host").value_or(true);
+    t.RejectUnknown();
 }
 
 // [ana]: the ANA groups, listed once each.
-void ParseAna(const std::string& file, Section& s, Config& cfg) {
-    SectionReader r(file, s);
-    int line = r.Line("groups");
-    std::string list = *r.String("groups", true);
+void ParseAna(ConfigTable& t, Config& cfg) {
     std::set<uint32_t> groups;
-    std::stringstream ss(list);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        Entry e{Trim(item), line};
-        uint32_t g = static_cast<uint32_t>(r.ParseNumber(e, "groups", 1, kMaxAnaGroups));
-        if (!groups.insert(g).second)
-            r.Fail(line, "'groups': group " + std::to_string(g) + " listed twice");
-    }
+    // A named vector: a range-for over *optional would outlive the optional.
+    std::vector<Located<int64_t>> listed = *t.IntegerArray("groups", 1, kMaxAnaGroups, true);
+    for (const auto& g : listed)
+        if (!groups.insert(static_cast<uint32_t>(g.value)).second)
+            t.Fail(g.line, "'groups': group " + std::to_string(g.value) + " listed twice");
     cfg.ana_groups.assign(groups.begin(), groups.end());
-    r.RejectUnknown();
+    t.RejectUnknown();
 }
 
 // An LVM volume group name: what LVM accepts, without its reserved names.
@@ -319,49 +133,96 @@ std::string CheckPoolName(const std::string& vg) {
     return "";
 }
 
-// [cluster]: the etcd members and the session lease's timing
-// (Documentation/cluster.md, "Timing").
-void ParseCluster(const std::string& file, Section& s, Config& cfg) {
-    SectionReader r(file, s);
-    ClusterConfig c;
-    int line = r.Line("etcd");
-    std::stringstream ss(*r.String("etcd", true));
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-        std::string ep = Trim(item);
-        if (ep.rfind("http://", 0) != 0 || ep.size() <= 7)
-            r.Fail(line, "'etcd': '" + ep + "' is not an http://HOST:PORT endpoint");
-        if (std::find(c.etcd.begin(), c.etcd.end(), ep) != c.etcd.end())
-            r.Fail(line, "'etcd': '" + ep + "' is listed twice");
-        c.etcd.push_back(ep);
+// [cluster] etcd: the members' endpoints, each once.
+std::vector<std::string> ParseEndpoints(ConfigTable& t) {
+    std::vector<std::string> out;
+    std::vector<Located<std::string>> listed = *t.StringArray("etcd", true);
+    for (const auto& ep : listed) {
+        bool http = ep.value.rfind("http://", 0) == 0 && ep.value.size() > 7;
+        bool https = ep.value.rfind("https://", 0) == 0 && ep.value.size() > 8;
+        if (!http && !https)
+            t.Fail(ep.line, "'etcd': '" + ep.value +
+                                "' is not an http://HOST:PORT or https://HOST:PORT endpoint");
+        if (std::find(out.begin(), out.end(), ep.value) != out.end())
+            t.Fail(ep.line, "'etcd': '" + ep.value + "' is listed twice");
+        out.push_back(ep.value);
     }
-    c.lease_ttl_s = static_cast<uint32_t>(r.Number("lease_ttl", 2, 60).value_or(c.lease_ttl_s));
+    if (out.empty())
+        t.Fail(t.Line("etcd"), "'etcd' lists no endpoint");
+    return out;
+}
+
+// [cluster]'s TLS files for the https members: absolute paths this process
+// can read, the certificate with its key, and only with an https endpoint
+// (a file given for nothing is a mistake worth reporting).
+void ParseEtcdTls(ConfigTable& t, ClusterConfig& c) {
+    auto file = [&t](std::string_view key) {
+        std::string path = t.String(key).value_or("");
+        if (path.empty())
+            return path;
+        if (path[0] != '/')
+            t.Fail(t.Line(key),
+                   "'" + std::string(key) + "': '" + path + "' is not an absolute path");
+        if (std::string why = UnreadableFile(path); !why.empty())
+            t.Fail(t.Line(key), "'" + std::string(key) + "': " + why);
+        return path;
+    };
+    c.etcd_ca_file = file("etcd_ca_file");
+    c.etcd_cert_file = file("etcd_cert_file");
+    c.etcd_key_file = file("etcd_key_file");
+    if (c.etcd_cert_file.empty() != c.etcd_key_file.empty()) {
+        const char* given = c.etcd_cert_file.empty() ? "etcd_key_file" : "etcd_cert_file";
+        const char* missing = c.etcd_cert_file.empty() ? "etcd_cert_file" : "etcd_key_file";
+        t.Fail(t.Line(given), "'" + std::string(given) + "' needs '" + missing +
+                                  "': a client certificate goes with its key");
+    }
+    bool https = std::any_of(c.etcd.begin(), c.etcd.end(),
+                             [](const std::string& ep) { return ep.rfind("https://", 0) == 0; });
+    for (const char* key : {"etcd_ca_file", "etcd_cert_file"})
+        if (!https && t.Find(key, false) != nullptr)
+            t.Fail(t.Line(key), "'" + std::string(key) +
+                                    "' is set but no 'etcd' endpoint is https://: TLS needs "
+                                    "https endpoints");
+}
+
+// [cluster]'s session lease timing (Documentation/cluster.md, "Timing").
+void ParseTiming(ConfigTable& t, ClusterConfig& c) {
+    c.lease_ttl_s = static_cast<uint32_t>(t.Integer("lease_ttl", 2, 60).value_or(c.lease_ttl_s));
     c.lease_margin_ms =
-        static_cast<uint32_t>(r.Number("lease_margin_ms", 100, 30000).value_or(c.lease_margin_ms));
+        static_cast<uint32_t>(t.Integer("lease_margin_ms", 100, 30000).value_or(c.lease_margin_ms));
     c.keepalive_ms = static_cast<uint32_t>(
-        r.Number("keepalive_ms", 100, 30000).value_or(c.lease_ttl_s * 1000 / 5));
+        t.Integer("keepalive_ms", 100, 30000).value_or(c.lease_ttl_s * 1000 / 5));
     if (c.lease_margin_ms * 2 > c.lease_ttl_s * 1000)
-        r.Fail(r.Line("lease_margin_ms"),
+        t.Fail(t.Line("lease_margin_ms"),
                "'lease_margin_ms' (" + std::to_string(c.lease_margin_ms) +
                    ") must be at most half of lease_ttl (" + std::to_string(c.lease_ttl_s) + " s)");
     if (c.keepalive_ms + c.lease_margin_ms >= c.lease_ttl_s * 1000)
-        r.Fail(r.Line("keepalive_ms"), "'keepalive_ms' (" + std::to_string(c.keepalive_ms) +
+        t.Fail(t.Line("keepalive_ms"), "'keepalive_ms' (" + std::to_string(c.keepalive_ms) +
                                            ") plus lease_margin_ms must be below lease_ttl (" +
                                            std::to_string(c.lease_ttl_s) + " s)");
-    c.address = r.String("address").value_or("");
+}
+
+// [cluster]: the etcd members, the session lease's timing, and this node's
+// part in replication.
+void ParseCluster(ConfigTable& t, Config& cfg) {
+    ClusterConfig c;
+    c.etcd = ParseEndpoints(t);
+    ParseEtcdTls(t, c);
+    ParseTiming(t, c);
+    c.address = t.String("address").value_or("");
     if (std::string why = CheckAddress(c.address); !c.address.empty() && !why.empty())
-        r.Fail(r.Line("address"), "'address': " + why);
-    c.port = static_cast<uint16_t>(r.Number("port", 1, 65535).value_or(c.port));
-    c.pool = r.String("pool").value_or("");
+        t.Fail(t.Line("address"), "'address': " + why);
+    c.port = static_cast<uint16_t>(t.Integer("port", 1, 65535).value_or(c.port));
+    c.pool = t.String("pool").value_or("");
     if (std::string why = CheckPoolName(c.pool); !why.empty())
-        r.Fail(r.Line("pool"), "'pool': " + why);
+        t.Fail(t.Line("pool"), "'pool': " + why);
     if (!c.pool.empty() && c.address.empty())
-        r.Fail(r.Line("pool"), "'pool' needs 'address': peers must be able to reach the replicas");
-    c.state_file = r.String("state_file").value_or(c.state_file);
-    if (c.state_file.empty() || c.state_file[0] != '/')
-        r.Fail(r.Line("state_file"),
+        t.Fail(t.Line("pool"), "'pool' needs 'address': peers must be able to reach the replicas");
+    c.state_file = t.String("state_file").value_or(c.state_file);
+    if (c.state_file[0] != '/')
+        t.Fail(t.Line("state_file"),
                "'state_file': '" + c.state_file + "' is not an absolute path");
-    r.RejectUnknown();
+    t.RejectUnknown();
     cfg.cluster = std::move(c);
 }
 
@@ -392,19 +253,18 @@ bool SplitHostPort(const std::string& address, std::string& host, uint16_t& port
 
 // [metrics]: the address of the Prometheus endpoint. No default address:
 // the section is the switch, and what it exposes is the admin's choice.
-void ParseMetrics(const std::string& file, Section& s, Config& cfg) {
-    SectionReader r(file, s);
+void ParseMetrics(ConfigTable& t, Config& cfg) {
     MetricsConfig m;
-    m.address = *r.String("address", true);
+    m.address = *t.String("address", true);
     if (!SplitHostPort(m.address, m.host, m.port))
-        r.Fail(r.Line("address"), "'address': '" + m.address +
+        t.Fail(t.Line("address"), "'address': '" + m.address +
                                       "' is not IPV4:PORT or [IPV6]:PORT (port 1..65535), "
-                                      "e.g. 127.0.0.1:9653");
-    r.RejectUnknown();
+                                      "e.g. \"127.0.0.1:9653\"");
+    t.RejectUnknown();
     cfg.metrics = std::move(m);
 }
 
-// What the [port] and [namespace] sections read so far have taken, which
+// What the [port] and [namespace] tables read so far have taken, which
 // the next ones must not take again.
 struct Taken {
     std::set<uint32_t> port_ids;
@@ -413,60 +273,84 @@ struct Taken {
     std::set<Uuid> ns_uuids;
 };
 
-// [port LABEL]; default_id is its place among the ports, from 1.
-PortConfig ParsePort(const std::string& file, Section& s, uint32_t default_id, Taken& taken) {
-    SectionReader r(file, s);
+// [port.LABEL]; default_id is its place among the ports, from 1.
+PortConfig ParsePort(ConfigTable& t, std::string label, uint32_t default_id, Taken& taken) {
     PortConfig p;
-    p.label = s.label;
-    p.transport = *r.String("transport", true);
+    p.label = std::move(label);
+    p.transport = *t.String("transport", true);
     if (p.transport != "tcp" && p.transport != "rdma")
-        r.Fail(r.Line("transport"), "'transport': '" + p.transport + "' is not tcp or rdma");
-    p.address = *r.String("address", true);
+        t.Fail(t.Line("transport"), "'transport': '" + p.transport + "' is not tcp or rdma");
+    p.address = *t.String("address", true);
     unsigned char buf[sizeof(in6_addr)];
     if (inet_pton(AF_INET, p.address.c_str(), buf) == 1)
         p.adrfam = "ipv4";
     else if (inet_pton(AF_INET6, p.address.c_str(), buf) == 1)
         p.adrfam = "ipv6";
     else
-        r.Fail(r.Line("address"), "'address': '" + p.address + "' is not an IPv4 or IPv6 address");
-    p.service = static_cast<uint16_t>(r.Number("service", 1, 65535).value_or(4420));
-    p.id = static_cast<uint32_t>(r.Number("id", 1, 65535).value_or(default_id));
+        t.Fail(t.Line("address"), "'address': '" + p.address + "' is not an IPv4 or IPv6 address");
+    p.service = static_cast<uint16_t>(t.Integer("service", 1, 65535).value_or(4420));
+    p.id = static_cast<uint32_t>(t.Integer("id", 1, 65535).value_or(default_id));
     if (!taken.port_ids.insert(p.id).second)
-        r.Fail(r.Line("id"), "port id " + std::to_string(p.id) + " of " + SectionTitle(s) +
-                                 " is used by another port");
+        t.Fail(t.Line("id"),
+               "port id " + std::to_string(p.id) + " of " + t.title() + " is used by another port");
     std::string ep = p.transport + " " + p.address + " " + std::to_string(p.service);
     if (!taken.endpoints.insert(ep).second)
-        r.Fail(s.line, SectionTitle(s) + ": another port already listens on " + p.transport + " " +
-                           p.address + ":" + std::to_string(p.service));
-    r.RejectUnknown();
+        t.Fail(t.Line(), t.title() + ": another port already listens on " + p.transport + " " +
+                             p.address + ":" + std::to_string(p.service));
+    t.RejectUnknown();
     return p;
 }
 
-// [namespace NSID], after [node] and [ana]: its ANA group defaults to the
+// A namespace's label: its nsid, decimal or 0x hex.
+uint32_t ParseNsid(ConfigTable& t, std::string_view label) {
+    std::string_view digits = label;
+    int base = 10;
+    if (digits.size() > 2 && digits[0] == '0' && (digits[1] == 'x' || digits[1] == 'X')) {
+        digits.remove_prefix(2);
+        base = 16;
+    }
+    uint64_t n = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), n, base);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || n < 1 ||
+        n > 0xfffffffe)
+        t.Fail(t.Line(),
+               t.title() + ": '" + std::string(label) + "' is not a namespace id in 1..4294967294");
+    return static_cast<uint32_t>(n);
+}
+
+// [namespace.NSID], after [node] and [ana]: its ANA group defaults to the
 // node id and must be one of [ana] groups if that section is there.
-NamespaceConfig ParseNamespace(const std::string& file, Section& s, const Config& cfg, bool has_ana,
-                               Taken& taken) {
-    SectionReader r(file, s);
+NamespaceConfig ParseNamespace(ConfigTable& t, std::string_view label, const Config& cfg,
+                               bool has_ana, Taken& taken) {
     NamespaceConfig ns;
-    Entry label{s.label, s.line};
-    ns.nsid = static_cast<uint32_t>(r.ParseNumber(label, "namespace id", 1, 0xfffffffe));
+    ns.nsid = ParseNsid(t, label);
     if (!taken.nsids.insert(ns.nsid).second)
-        r.Fail(s.line, "namespace id " + std::to_string(ns.nsid) + " is used twice");
-    ns.device = *r.String("device", true);
+        t.Fail(t.Line(), "namespace id " + std::to_string(ns.nsid) + " is used twice");
+    ns.device = *t.String("device", true);
     if (ns.device[0] != '/')
-        r.Fail(r.Line("device"), "'device': '" + ns.device + "' is not an absolute path");
-    ns.uuid = *r.UuidValue("uuid", true);
+        t.Fail(t.Line("device"), "'device': '" + ns.device + "' is not an absolute path");
+    auto uuid = [&t](std::string_view key, bool required) -> std::optional<Uuid> {
+        std::optional<std::string> s = t.String(key, required);
+        if (!s)
+            return std::nullopt;
+        try {
+            return ParseUuid(*s);
+        } catch (const std::exception& ex) {
+            t.Fail(t.Line(key), "'" + std::string(key) + "': " + ex.what());
+        }
+    };
+    ns.uuid = *uuid("uuid", true);
     if (IsNullUuid(ns.uuid))
-        r.Fail(r.Line("uuid"), "'uuid' must not be the null uuid");
+        t.Fail(t.Line("uuid"), "'uuid' must not be the null uuid");
     if (!taken.ns_uuids.insert(ns.uuid).second)
-        r.Fail(r.Line("uuid"), "'uuid' " + FormatUuid(ns.uuid) + " is used by another namespace");
-    ns.nguid = r.UuidValue("nguid", false).value_or(ns.uuid);
+        t.Fail(t.Line("uuid"), "'uuid' " + FormatUuid(ns.uuid) + " is used by another namespace");
+    ns.nguid = uuid("nguid", false).value_or(ns.uuid);
     ns.ana_group =
-        static_cast<uint32_t>(r.Number("ana_group", 1, kMaxAnaGroups).value_or(cfg.node_id));
+        static_cast<uint32_t>(t.Integer("ana_group", 1, kMaxAnaGroups).value_or(cfg.node_id));
     if (has_ana && !std::binary_search(cfg.ana_groups.begin(), cfg.ana_groups.end(), ns.ana_group))
-        r.Fail(r.Line("ana_group"), "'ana_group': group " + std::to_string(ns.ana_group) +
+        t.Fail(t.Line("ana_group"), "'ana_group': group " + std::to_string(ns.ana_group) +
                                         " is not listed in [ana] groups");
-    r.RejectUnknown();
+    t.RejectUnknown();
     return ns;
 }
 
@@ -476,6 +360,51 @@ std::vector<uint32_t> DefaultAnaGroups(const Config& cfg) {
     for (const auto& ns : cfg.namespaces)
         groups.insert(ns.ana_group);
     return std::vector<uint32_t>(groups.begin(), groups.end());
+}
+
+// One [port.LABEL] or [namespace.NSID] table, with where it was written.
+struct LabelledTable {
+    std::string section;
+    std::string label;
+    const toml::key* key;
+    const toml::table* table;
+};
+
+// Every port and namespace in the order they were written, so that the
+// first mistake in the file is the one reported and ports get their
+// default ids in that order.
+std::vector<LabelledTable> PortsAndNamespaces(const toml::table& root) {
+    std::vector<LabelledTable> out;
+    for (std::string_view section : {"port", "namespace"})
+        if (const toml::table* t = Section(root, section))
+            for (const auto& [key, node] : InFileOrder(*t))
+                out.push_back(
+                    {std::string(section), std::string(key->str()), key, node->as_table()});
+    std::stable_sort(out.begin(), out.end(), [](const LabelledTable& a, const LabelledTable& b) {
+        return a.key->source().begin < b.key->source().begin;
+    });
+    return out;
+}
+
+// The [port] and [namespace] tables, into cfg. A cluster node (no
+// [subsystem]) has ports, where the cluster's exports (chorusctl cluster
+// export) are reached, but no namespaces of its own.
+void ParsePortsAndNamespaces(const std::string& file, const toml::table& root, Config& cfg,
+                             bool has_ana) {
+    Taken taken;
+    for (const LabelledTable& l : PortsAndNamespaces(root)) {
+        ConfigTable t(file, *l.table, TableTitle(l.section, l.label));
+        if (l.section == "port") {
+            auto default_id = static_cast<uint32_t>(cfg.ports.size() + 1);
+            cfg.ports.push_back(ParsePort(t, l.label, default_id, taken));
+        } else if (!cfg.export_nvmet) {
+            t.Fail(t.Line(), t.title() +
+                                 " needs a [subsystem] section (in a cluster, namespaces are "
+                                 "exported with 'chorusctl cluster export')");
+        } else {
+            cfg.namespaces.push_back(ParseNamespace(t, l.label, cfg, has_ana, taken));
+        }
+    }
 }
 
 }  // namespace
@@ -494,65 +423,54 @@ std::string DefaultSerial(std::string_view nqn) {
 }
 
 Config ParseConfig(std::string_view text, const std::string& file) {
-    std::vector<Section> sections = Tokenize(text, file);
+    toml::table root = ParseToml(text, file);
+    CheckShape(file, root);
     Config cfg;
     cfg.file = file;
 
     // [node] first: other defaults depend on the node id.
-    Section* node = FindSection(sections, "node");
+    const toml::table* node = Section(root, "node");
     if (node == nullptr)
         MissingSection(file, "[node]");
-    ParseNode(file, *node, cfg);
+    ConfigTable node_table(file, *node, "[node]");
+    ParseNode(node_table, cfg);
 
-    Section* cluster = FindSection(sections, "cluster");
-    if (cluster != nullptr)
-        ParseCluster(file, *cluster, cfg);
-
-    Section* metrics = FindSection(sections, "metrics");
-    if (metrics != nullptr)
-        ParseMetrics(file, *metrics, cfg);
+    const toml::table* cluster = Section(root, "cluster");
+    if (cluster != nullptr) {
+        ConfigTable t(file, *cluster, "[cluster]");
+        ParseCluster(t, cfg);
+    }
+    const toml::table* metrics = Section(root, "metrics");
+    if (metrics != nullptr) {
+        ConfigTable t(file, *metrics, "[metrics]");
+        ParseMetrics(t, cfg);
+    }
 
     // Without [cluster] or [metrics] chorusd only exports: then [subsystem]
     // is required.
-    Section* subsystem = FindSection(sections, "subsystem");
+    const toml::table* subsystem = Section(root, "subsystem");
     if (subsystem == nullptr && cluster == nullptr && metrics == nullptr)
         MissingSection(file, "[subsystem]");
-    Taken taken;
-    if (subsystem == nullptr) {
-        // A cluster node: its [port] sections are where the cluster's
-        // exports (chorusctl cluster export) are reached.
-        for (Section& s : sections) {
-            if (s.type == "namespace" || s.type == "ana")
-                throw ConfigError(file + ":" + std::to_string(s.line) + ": " + SectionTitle(s) +
-                                  " needs a [subsystem] section (in a cluster, namespaces are "
-                                  "exported with 'chorusctl cluster export')");
-            if (s.type == "port") {
-                auto default_id = static_cast<uint32_t>(cfg.ports.size() + 1);
-                cfg.ports.push_back(ParsePort(file, s, default_id, taken));
-            }
+    const toml::table* ana = Section(root, "ana");
+    if (subsystem != nullptr) {
+        cfg.export_nvmet = true;
+        ConfigTable t(file, *subsystem, "[subsystem]");
+        ParseSubsystem(t, cfg);
+        if (ana != nullptr) {
+            ConfigTable a(file, *ana, "[ana]");
+            ParseAna(a, cfg);
         }
+    } else if (ana != nullptr) {
+        Fail(file, TomlLine(*ana),
+             "[ana] needs a [subsystem] section (in a cluster, namespaces are exported with "
+             "'chorusctl cluster export')");
+    }
+
+    ParsePortsAndNamespaces(file, root, cfg, ana != nullptr);
+    if (!cfg.export_nvmet)
         return cfg;
-    }
-    cfg.export_nvmet = true;
-    ParseSubsystem(file, *subsystem, cfg);
-
-    Section* ana = FindSection(sections, "ana");
-    if (ana != nullptr)
-        ParseAna(file, *ana, cfg);
-
-    // In order of appearance, so that the first mistake in the file is the
-    // one reported.
-    for (Section& s : sections) {
-        if (s.type == "port") {
-            auto default_id = static_cast<uint32_t>(cfg.ports.size() + 1);
-            cfg.ports.push_back(ParsePort(file, s, default_id, taken));
-        } else if (s.type == "namespace") {
-            cfg.namespaces.push_back(ParseNamespace(file, s, cfg, ana != nullptr, taken));
-        }
-    }
     if (cfg.ports.empty())
-        MissingSection(file, "[port LABEL] (at least one port is needed to export anything)");
-
+        MissingSection(file, "[port.LABEL] (at least one port is needed to export anything)");
     if (ana == nullptr)
         cfg.ana_groups = DefaultAnaGroups(cfg);
     return cfg;

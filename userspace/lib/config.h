@@ -1,5 +1,6 @@
-// chorusd's configuration file (Documentation/chorusd.rst): which subsystem,
-// namespaces and ports this node exports through nvmet.
+// chorusd's configuration file, TOML (Documentation/chorusd.rst): which
+// subsystem, namespaces and ports this node exports through nvmet, its etcd
+// session and its metrics endpoint.
 #ifndef CHORUS_LIB_CONFIG_H_
 #define CHORUS_LIB_CONFIG_H_
 
@@ -15,15 +16,16 @@
 
 namespace chorus {
 
-// A config error; what() is "FILE:LINE: message" (or "FILE: message" when
-// no single line is at fault, e.g. a missing section).
+// A config error; what() is "FILE:LINE: message" naming the key (or "FILE:
+// message" when no single line is at fault, e.g. a missing section). TOML
+// syntax errors, which toml++ finds, read the same.
 class ConfigError : public std::runtime_error {
 public:
     using std::runtime_error::runtime_error;
 };
 
 struct PortConfig {
-    std::string label;      // from "[port LABEL]"
+    std::string label;      // from "[port.LABEL]"
     std::string transport;  // "tcp" or "rdma" (nvmet addr_trtype)
     std::string address;    // nvmet addr_traddr
     std::string adrfam;     // "ipv4" or "ipv6", derived from the address
@@ -41,7 +43,13 @@ struct NamespaceConfig {
 
 // [cluster]: chorusd's session in etcd (Documentation/cluster.md).
 struct ClusterConfig {
-    std::vector<std::string> etcd;    // "http://host:port", one per member
+    std::vector<std::string> etcd;  // "http(s)://host:port", one per member, as listed
+    // TLS towards the https members (Documentation/etcd.md, "TLS"): the CA
+    // that signs their certificates (empty: the system's) and this node's
+    // client certificate and key (empty: none). Readable when loaded.
+    std::string etcd_ca_file;
+    std::string etcd_cert_file;
+    std::string etcd_key_file;
     uint32_t lease_ttl_s = 5;         // the session lease's TTL, as asked
     uint32_t lease_margin_ms = 1000;  // the kernel deadline is this much before the lease's end
     uint32_t keepalive_ms = 1000;     // default: a fifth of the TTL
@@ -71,9 +79,9 @@ struct Config {
     std::string serial;
     std::string model;
     bool allow_any_host = true;
-    std::vector<PortConfig> ports;            // in order of appearance
+    std::vector<PortConfig> ports;            // in the file's order
     std::vector<uint32_t> ana_groups;         // ascending, unique
-    std::vector<NamespaceConfig> namespaces;  // in order of appearance
+    std::vector<NamespaceConfig> namespaces;  // in the file's order
     bool export_nvmet = false;                // a [subsystem] section is there
     std::optional<ClusterConfig> cluster;     // a [cluster] section is there
     std::optional<MetricsConfig> metrics;     // a [metrics] section is there; off without

@@ -31,10 +31,11 @@ milliseconds Until(Clock::time_point deadline) {
 struct EtcdClient::Attempt {
     std::optional<Json> answer;
     std::string failure;
+    bool tls_failure = false;
 };
 
 EtcdClient::EtcdClient(EtcdOptions options)
-    : options_(std::move(options)), endpoints_(options_.endpoints) {}
+    : options_(std::move(options)), endpoints_(options_.endpoints), http_(options_.tls) {}
 
 EtcdRangeResult EtcdClient::Range(const EtcdKeys& keys) {
     return CallAndDecode("kv/range", etcd::EncodeRange(keys), etcd::DecodeRange);
@@ -96,6 +97,7 @@ EtcdClient::Answer EtcdClient::Call(std::string_view path, const Json& request) 
     EtcdAttempts attempts(endpoints_, std::string(path), options_.log);
     EtcdBackoff backoff;
     for (;;) {
+        size_t tls_failures = 0;
         for (size_t n = 0; n < endpoints_.size(); ++n) {
             const size_t index = endpoints_.Nth(n);
             const milliseconds left = Until(deadline);
@@ -106,8 +108,13 @@ EtcdClient::Answer EtcdClient::Call(std::string_view path, const Json& request) 
                 endpoints_.Prefer(index);
                 return {std::move(*attempt.answer), endpoints_[index]};
             }
+            tls_failures += attempt.tls_failure;
             attempts.Failed(index, std::move(attempt.failure));
         }
+        // Every endpoint refused this client's TLS: certificates do not
+        // change within a call, so say so now rather than at the deadline.
+        if (tls_failures == endpoints_.size())
+            throw attempts.Unreachable();
         const milliseconds pause = backoff.Next();
         if (Until(deadline) <= pause)
             throw attempts.Unreachable();
@@ -122,7 +129,7 @@ EtcdClient::Attempt EtcdClient::TryEndpoint(size_t index, std::string_view path,
                                  std::min(options_.connect_timeout, time_left),
                                  std::min(options_.attempt_timeout, time_left));
     if (!reply.answered)
-        return {std::nullopt, std::move(reply.failure)};
+        return {std::nullopt, std::move(reply.failure), reply.tls_failure};
     const std::string status = "HTTP " + std::to_string(reply.status);
     Json answer;
     std::optional<etcd::GatewayError> error;

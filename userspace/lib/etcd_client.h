@@ -37,7 +37,10 @@
 namespace chorus {
 
 struct EtcdOptions {
-    std::vector<std::string> endpoints;  // "http://host:port", one per member
+    // "http://host:port" or "https://host:port", one per member.
+    std::vector<std::string> endpoints;
+    // For the https endpoints: the CA to trust, this client's certificate.
+    EtcdTls tls;
     // The TCP connect to one endpoint.
     std::chrono::milliseconds connect_timeout{1000};
     // One request to one endpoint, connect included.
@@ -50,7 +53,7 @@ struct EtcdOptions {
 
 class EtcdClient {
 public:
-    // Throws chorus::Error if an endpoint is not "http://host[:port]".
+    // Throws chorus::Error if an endpoint is not "http(s)://host[:port]".
     explicit EtcdClient(EtcdOptions options);
 
     const EtcdOptions& options() const { return options_; }

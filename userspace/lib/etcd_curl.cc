@@ -58,8 +58,9 @@ long Millis(milliseconds ms) {
     return static_cast<long>(std::clamp<milliseconds::rep>(ms.count(), 1, INT_MAX));
 }
 
-void SetPostOptions(CURL* easy, const curl_slist* headers, const std::string& url,
-                    const std::string& body, milliseconds connect_timeout, char* error) {
+void SetPostOptions(CURL* easy, const curl_slist* headers, const EtcdTls& tls,
+                    const std::string& url, const std::string& body, milliseconds connect_timeout,
+                    char* error) {
     curl_easy_setopt(easy, CURLOPT_URL, url.c_str());
     curl_easy_setopt(easy, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
     curl_easy_setopt(easy, CURLOPT_COPYPOSTFIELDS, body.data());
@@ -70,13 +71,24 @@ void SetPostOptions(CURL* easy, const curl_slist* headers, const std::string& ur
     // from the environment. No signals: timeouts must work in threads.
     curl_easy_setopt(easy, CURLOPT_PROXY, "");
     curl_easy_setopt(easy, CURLOPT_NOSIGNAL, 1L);
-    curl_easy_setopt(easy, CURLOPT_PROTOCOLS_STR, "http");
+    SetTlsOptions(easy, tls);
     curl_easy_setopt(easy, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
     error[0] = '\0';
 }
 
-std::string Describe(CURLcode code, const char* error) {
-    return error[0] != '\0' ? error : curl_easy_strerror(code);
+// curl's reason for a failed transfer on easy, with TLS failures explained.
+CurlFailure Describe(CURL* easy, CURLcode code, const char* error, const EtcdTls& tls) {
+    const char* url = nullptr;
+    curl_easy_getinfo(easy, CURLINFO_EFFECTIVE_URL, &url);
+    curl_off_t handshake_us = 0;
+    curl_easy_getinfo(easy, CURLINFO_APPCONNECT_TIME_T, &handshake_us);
+    // Only a handshake of this transfer's own new connection: a cached
+    // connection that breaks is a member that went away, not a refusal.
+    long new_connections = 0;
+    curl_easy_getinfo(easy, CURLINFO_NUM_CONNECTS, &new_connections);
+    const bool https = url != nullptr && std::string_view(url).rfind("https://", 0) == 0;
+    return DescribeCurlFailure(code, error[0] != '\0' ? error : curl_easy_strerror(code), https,
+                               handshake_us > 0 && new_connections > 0, tls);
 }
 
 size_t AppendToString(char* data, size_t size, size_t count, void* out) {
@@ -86,25 +98,29 @@ size_t AppendToString(char* data, size_t size, size_t count, void* out) {
 
 }  // namespace
 
-HttpPoster::HttpPoster() : easy_(NewEasy()), headers_(GatewayHeaders()) {}
+HttpPoster::HttpPoster(EtcdTls tls)
+    : tls_(std::move(tls)), easy_(NewEasy()), headers_(GatewayHeaders()) {}
 
 HttpReply HttpPoster::Post(const std::string& url, const std::string& body,
                            milliseconds connect_timeout, milliseconds timeout) {
     HttpReply reply;
     char error[CURL_ERROR_SIZE];
     CURL* easy = easy_.get();
-    SetPostOptions(easy, headers_.get(), url, body, connect_timeout, error);
+    SetPostOptions(easy, headers_.get(), tls_, url, body, connect_timeout, error);
     curl_easy_setopt(easy, CURLOPT_TIMEOUT_MS, Millis(timeout));
     curl_easy_setopt(easy, CURLOPT_WRITEFUNCTION, AppendToString);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, &reply.body);
     CURLcode code = curl_easy_perform(easy);
+    if (code != CURLE_OK) {
+        CurlFailure failure = Describe(easy, code, error, tls_);
+        reply.failure = std::move(failure.reason);
+        reply.tls_failure = failure.tls;
+    }
     // error and reply live on this stack frame only.
     curl_easy_setopt(easy, CURLOPT_ERRORBUFFER, nullptr);
     curl_easy_setopt(easy, CURLOPT_WRITEDATA, nullptr);
-    if (code != CURLE_OK) {
-        reply.failure = Describe(code, error);
+    if (code != CURLE_OK)
         return reply;
-    }
     curl_easy_getinfo(easy, CURLINFO_RESPONSE_CODE, &reply.status);
     reply.answered = true;
     return reply;
@@ -118,7 +134,7 @@ int HttpLineStream::SetKeepaliveProbes(void*, curl_socket_t fd, curlsocktype) {
     return CURL_SOCKOPT_OK;
 }
 
-HttpLineStream::HttpLineStream() : headers_(GatewayHeaders()) {
+HttpLineStream::HttpLineStream(EtcdTls tls) : tls_(std::move(tls)), headers_(GatewayHeaders()) {
     GlobalInit();
     multi_.reset(curl_multi_init());
     if (!multi_)
@@ -133,7 +149,7 @@ void HttpLineStream::Open(const std::string& url, const std::string& body,
                           milliseconds connect_timeout) {
     Close();
     CurlEasyPtr easy = NewEasy();
-    SetPostOptions(easy.get(), headers_.get(), url, body, connect_timeout, error_);
+    SetPostOptions(easy.get(), headers_.get(), tls_, url, body, connect_timeout, error_);
     curl_easy_setopt(easy.get(), CURLOPT_WRITEFUNCTION, &HttpLineStream::Receive);
     curl_easy_setopt(easy.get(), CURLOPT_WRITEDATA, this);
     // A watch may be quiet for hours: probe the connection so that a
@@ -219,7 +235,7 @@ bool HttpLineStream::Finished(std::string& reason) {
         if (overflow_)
             reason = "a stream message longer than " + std::to_string(kMaxBuffered >> 20) + " MiB";
         else if (code != CURLE_OK)
-            reason = Describe(code, error_);
+            reason = Describe(easy_.get(), code, error_, tls_).reason;
         else
             reason = "the server ended the stream (HTTP " + std::to_string(status) + ")";
         return true;

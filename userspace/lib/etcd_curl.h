@@ -1,5 +1,5 @@
 // libcurl for the etcd client: handles owned by unique_ptr, one unary
-// HTTP POST with timeouts, and a streaming POST read line by line.
+// HTTP(S) POST with timeouts, and a streaming POST read line by line.
 #ifndef CHORUS_LIB_ETCD_CURL_H_
 #define CHORUS_LIB_ETCD_CURL_H_
 
@@ -9,6 +9,8 @@
 #include <vector>
 
 #include <curl/curl.h>
+
+#include "lib/etcd_tls.h"
 
 namespace chorus {
 
@@ -27,8 +29,9 @@ using CurlSlistPtr = std::unique_ptr<curl_slist, CurlSlistDeleter>;
 
 // What one HTTP exchange came to.
 struct HttpReply {
-    bool answered = false;  // false: no HTTP answer (refused, timed out, reset)
-    std::string failure;    // why not, when !answered: curl's message
+    bool answered = false;     // false: no HTTP answer (refused, timed out, reset)
+    std::string failure;       // why not, when !answered: curl's message, TLS explained
+    bool tls_failure = false;  // failure is TLS's (etcd_tls.h, CurlFailure)
     long status = 0;
     std::string body;
 };
@@ -38,7 +41,8 @@ struct HttpReply {
 // thread-safe.
 class HttpPoster {
 public:
-    HttpPoster();
+    // tls applies to https URLs.
+    explicit HttpPoster(EtcdTls tls = {});
 
     // POSTs body to url. connect_timeout bounds the TCP connect, timeout
     // the whole exchange.
@@ -46,6 +50,7 @@ public:
                    std::chrono::milliseconds connect_timeout, std::chrono::milliseconds timeout);
 
 private:
+    EtcdTls tls_;
     CurlEasyPtr easy_;
     CurlSlistPtr headers_;
 };
@@ -55,7 +60,8 @@ private:
 // owner waits with a timeout and another thread may wake it.
 class HttpLineStream {
 public:
-    HttpLineStream();
+    // tls applies to https URLs.
+    explicit HttpLineStream(EtcdTls tls = {});
     ~HttpLineStream();
     HttpLineStream(const HttpLineStream&) = delete;
     HttpLineStream& operator=(const HttpLineStream&) = delete;
@@ -88,6 +94,7 @@ private:
     void TakeLines(std::vector<std::string>& lines);
     bool Finished(std::string& reason);
 
+    EtcdTls tls_;
     CurlMultiPtr multi_;
     CurlSlistPtr headers_;
     CurlEasyPtr easy_;    // the transfer, in multi_ while open

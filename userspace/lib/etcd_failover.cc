@@ -11,12 +11,15 @@ namespace chorus {
 namespace {
 
 std::string CheckedEndpoint(std::string endpoint) {
-    constexpr std::string_view kScheme = "http://";
     while (!endpoint.empty() && endpoint.back() == '/')
         endpoint.pop_back();
-    if (endpoint.compare(0, kScheme.size(), kScheme) != 0 || endpoint.size() == kScheme.size() ||
-        endpoint.find_first_of("/?# ", kScheme.size()) != std::string::npos)
-        throw Error("etcd endpoint '" + endpoint + "' is not http://host[:port]", EINVAL);
+    size_t host = 0;
+    for (std::string_view scheme : {"http://", "https://"})
+        if (endpoint.compare(0, scheme.size(), scheme) == 0)
+            host = scheme.size();
+    if (host == 0 || endpoint.size() == host ||
+        endpoint.find_first_of("/?# ", host) != std::string::npos)
+        throw Error("etcd endpoint '" + endpoint + "' is not http(s)://host[:port]", EINVAL);
     return endpoint;
 }
 

@@ -15,13 +15,13 @@
 
 namespace chorus {
 
-// The endpoints, "http://host:port", in the order given. Calls start with
+// The endpoints, "http(s)://host:port", in the order given. Calls start with
 // the preferred one, the last that answered, so a healthy cluster costs
 // one attempt per call however many members are down.
 class EtcdEndpoints {
 public:
     // Throws chorus::Error if the list is empty or an endpoint is not
-    // "http://host[:port]" (a trailing '/' is dropped).
+    // "http(s)://host[:port]" (a trailing '/' is dropped).
     explicit EtcdEndpoints(std::vector<std::string> endpoints);
 
     size_t size() const { return endpoints_.size(); }

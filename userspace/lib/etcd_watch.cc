@@ -24,6 +24,7 @@ EtcdWatch::EtcdWatch(const EtcdOptions& options, EtcdKeys keys, int64_t start_re
       endpoints_(options_.endpoints),
       keys_(std::move(keys)),
       next_revision_(start_revision),
+      stream_(options_.tls),
       failures_(endpoints_, "watch", options_.log) {}
 
 std::string EtcdWatch::endpoint() const {

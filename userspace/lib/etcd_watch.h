@@ -29,7 +29,7 @@ public:
     // next change on; the watch then fixes its start when etcd confirms it,
     // so a write racing with that confirmation may be missed: give a
     // revision when every change counts. Connects on the first Next().
-    // Throws chorus::Error if an endpoint is not "http://host[:port]".
+    // Throws chorus::Error if an endpoint is not "http(s)://host[:port]".
     EtcdWatch(const EtcdOptions& options, EtcdKeys keys, int64_t start_revision);
     EtcdWatch(const EtcdWatch&) = delete;
     EtcdWatch& operator=(const EtcdWatch&) = delete;
