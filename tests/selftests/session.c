@@ -15,9 +15,11 @@
  * unreachable etcd at start is retried, naming the endpoint.
  *
  * etcd serves its client port over TLS and wants client certificates
- * (Documentation/etcd.md, "TLS"), made per case by
- * tools/etcd-tls/make-lab-ca: chorusd's whole session, keepalives
- * included, goes over https with the certificate files of its config.
+ * (Documentation/etcd.md, "TLS"), made by tools/etcd-tls/make-lab-ca
+ * once and kept out of each case's scratch directory (every case uses the
+ * same ones, and making them costs seconds under TCG): chorusd's whole
+ * session, keepalives included, goes over https with the certificate
+ * files of its config.
  */
 #include <signal.h>
 #include <sys/wait.h>
@@ -28,7 +30,7 @@
 #define REGION		(1 * MiB)
 #define ETCD_URL	"https://127.0.0.1:23790"
 #define WORK		"/tmp/chorus-session"
-#define TLS		WORK "/tls"
+#define TLS		"/tmp/chorus-session-tls"
 #define ETCDCTL		"ETCDCTL_API=3 etcdctl --endpoints " ETCD_URL " --cacert " TLS "/ca.crt " \
 			"--cert " TLS "/client-chorusd.crt --key " TLS "/client-chorusd.key"
 
@@ -102,8 +104,8 @@ FIXTURE_SETUP(session)
 	ASSERT_TRUE(path_exists(self->chorusd)) TH_LOG("%s missing: run make userspace",
 						      self->chorusd);
 	ASSERT_EQ(0, run("rm -rf " WORK " && mkdir -p " WORK));
-	ASSERT_EQ(0, run("%s/tools/etcd-tls/make-lab-ca " TLS " --member s1=127.0.0.1 "
-			 "--client chorusd >/dev/null", chorus_src()));
+	ASSERT_EQ(0, run("test -e " TLS "/client-chorusd.crt || %s/tools/etcd-tls/make-lab-ca "
+			 TLS " --member s1=127.0.0.1 --client chorusd >/dev/null", chorus_src()));
 	conf = fopen(WORK "/chorusd.conf", "w");
 	ASSERT_NE(NULL, conf);
 	fprintf(conf,
