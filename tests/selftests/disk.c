@@ -423,3 +423,54 @@ TEST_F_TIMEOUT(disk, replica_metadata_write_error_detaches, 120)
 	volume_field(PEER, "state", out, sizeof(out));
 	EXPECT_STREQ("failed", out);
 }
+
+/* Writes acknowledged by vm1 alone once vm2's disk failed. */
+#define ALONE_WRITES	"--rw=randwrite --bs=4k --iodepth=4 --offset=24M --size=4M " \
+			"--io_size=2M --rate_iops=150 --verify=crc32c --do_verify=0"
+
+/*
+ * Both disks fail (make check-all-variants). vm2's first: it leaves the
+ * write set and vm1 goes on alone, acknowledging writes that only its disk
+ * has. Then vm1's: no copy is left to take a write or serve a read, and
+ * both fail with an I/O error (nothing is acknowledged that no disk has).
+ * vm1's disk comes back: the volume is detached and attached again on it
+ * (its metadata as at the failure: vm2 out of date), vm1 owns it at a new
+ * epoch, and every write it acknowledged reads back.
+ */
+TEST_F_TIMEOUT(disk, both_disks_fail_errors_then_back_on_the_last_disk, 300)
+{
+	static const int peer[] = { PEER };
+	char out[512];
+	pid_t fio;
+
+	fio = start_writer(&self->env, ALONE_WRITES);
+	ASSERT_LE(0, fio);
+	sleep(2);
+	ASSERT_EQ(0, dm_swap(PEER, "0 " DM_SECTORS " error"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "disk_failed", "true", 15));
+	ASSERT_EQ(0, rl_on(1, "%s writeset remove " VOL " 2 >/dev/null", rl_ctl()));
+	writer_ok(fio);
+
+	ASSERT_EQ(0, dm_swap(1, "0 " DM_SECTORS " error"));
+	EXPECT_NE(0, rl_on_out(1, out, sizeof(out), "dd if=/dev/zero of=/dev/chorus0 bs=4k "
+			       "count=1 seek=100 oflag=direct 2>&1"))
+		TH_LOG("a write succeeded with both disks failed");
+	EXPECT_NE(NULL, strstr(out, "Input/output error")) TH_LOG("dd said: %s", out);
+	EXPECT_NE(0, rl_on_out(1, out, sizeof(out), "dd if=/dev/chorus0 of=/dev/null bs=4k "
+			       "count=1 skip=6200 iflag=direct 2>&1"))
+		TH_LOG("a read succeeded with both disks failed");
+	EXPECT_NE(NULL, strstr(out, "Input/output error")) TH_LOG("dd said: %s", out);
+	volume_field(1, "state", out, sizeof(out));
+	EXPECT_STREQ("failed", out);
+
+	/* vm1's disk is back: attached again, it owns with what it acked. */
+	ASSERT_EQ(0, dm_swap(1, DM_LINEAR));
+	rl_node_down(1);
+	ASSERT_EQ(0, rl_node_reattach(1, peer, 1));
+	ASSERT_EQ(0, rl_on(1, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
+			   EPOCH + 1));
+	EXPECT_EQ(0, rl_on(1, RL_FIO ALONE_WRITES " --verify_only >/dev/null"))
+		TH_LOG("a write vm1 acknowledged alone is lost");
+	rl_peer_field(1, PEER, "repl_state", out, sizeof(out));
+	EXPECT_STREQ("out-of-date", out);
+}
