@@ -250,6 +250,20 @@ TEST(ParseVolume, RoundTripOfCreateAndReply) {
     EXPECT_EQ(v.stats->errors, 1u);
 }
 
+TEST(ParseVolume, DiskAttachRequestAndReply) {
+    NlMsgPtr attach = BuildDiskAttach(kFamily, "vol0", "/dev/mapper/new");
+    Parsed p = ParseRequest(attach.get());
+    EXPECT_EQ(p.ghdr.cmd, CHORUS_CMD_DISK_ATTACH);
+    EXPECT_STREQ(nla_get_string(p.tb[CHORUS_A_VOLUME_NAME]), "vol0");
+    EXPECT_STREQ(nla_get_string(p.tb[CHORUS_A_BACKING_PATH]), "/dev/mapper/new");
+    // The kernel answers with the volume, as to GET.
+    ReplySpec spec;
+    spec.cmd = CHORUS_CMD_DISK_ATTACH;
+    NlMsgPtr reply = MakeReply(spec);
+    VolumeInfo v = ParseVolumeMessage(Bytes(reply.get()));
+    EXPECT_EQ(v.disk_name, "chorus1");
+}
+
 TEST(ParseVolume, StatsAndOpenCountAreOptional) {
     ReplySpec spec;
     spec.stats = false;

@@ -583,7 +583,7 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
     genlmsghdr ghdr;
     std::memcpy(&ghdr, payload.data(), sizeof(ghdr));
     if (ghdr.cmd != CHORUS_CMD_VOLUME_CREATE && ghdr.cmd != CHORUS_CMD_VOLUME_GET &&
-        ghdr.cmd != CHORUS_CMD_EVENT)
+        ghdr.cmd != CHORUS_CMD_EVENT && ghdr.cmd != CHORUS_CMD_DISK_ATTACH)
         throw Error("unexpected chorus command " + std::to_string(ghdr.cmd) +
                     " in a volume message");
 
