@@ -78,6 +78,20 @@ static uint64_t volume_writes(void)
 	return v;
 }
 
+/*
+ * Lines matching the awk regex @pattern in @vm's kernel log since this
+ * case's marker: the last one, as each variant of a case marks the log
+ * with the same name.
+ */
+static uint64_t log_count(int vm, const char *mark, const char *pattern)
+{
+	char cmd[512];
+
+	snprintf(cmd, sizeof(cmd), "dmesg | awk '/%s begin/ {n = 0} /%s/ {n++} END {print n + 0}'",
+		 mark, pattern);
+	return rl_cmd_u64(vm, cmd);
+}
+
 /* A field of `volume status --json` on @vm, "" if none. */
 static void volume_field(int vm, const char *field, char *out, size_t len)
 {
@@ -181,8 +195,8 @@ static void replaced_disk_gets_a_full_copy(struct __test_metadata *_metadata)
 	ASSERT_EQ(0, rl_on(PEER, "%s volume attach-disk " VOL " --backing "
 			   "/dev/mapper/chorus-new >/dev/null", rl_ctl()));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
-	EXPECT_EQ(1, rl_cmd_u64(1, "dmesg | sed -n '/replica_disk_error_held_out_of_writeset_"
-				"replaced begin/,$p' | grep -c 'peer 2 has a new disk'"))
+	EXPECT_EQ(1, log_count(1, "replica_disk_error_held_out_of_writeset_replaced",
+			       "peer 2 has a new disk"))
 		TH_LOG("vm1 did not log the new disk once");
 	/* Every region of the volume was copied, not only those written. */
 	copied = rl_peer_u64(1, PEER, "resynced_bytes");
@@ -392,13 +406,10 @@ TEST_F_TIMEOUT(disk, replica_disk_flakey_detached_once, 300)
 	ASSERT_EQ(0, dm_swap(PEER, "0 " DM_SECTORS " flakey /dev/vdb 0 2 2"));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "disk_failed", "true", 15));
 	writer_ok(fio);
-	EXPECT_EQ(1, rl_cmd_u64(PEER, "dmesg | sed -n '/replica_disk_flakey_detached_once begin/,$p'"
-				" | grep -c 'repl0: disk .* failed'"));
+	EXPECT_EQ(1, log_count(PEER, "replica_disk_flakey_detached_once", "repl0: disk .* failed"));
 	EXPECT_EQ(reconnects, rl_peer_u64(1, PEER, "reconnects"));
 	EXPECT_EQ(0, rl_peer_u64(1, PEER, "held"));
 }
-
-CHORUS_HARNESS_MAIN
 
 /*
  * vm2's metadata fails while its data area works (the device's second half,
@@ -474,3 +485,5 @@ TEST_F_TIMEOUT(disk, both_disks_fail_errors_then_back_on_the_last_disk, 300)
 	rl_peer_field(1, PEER, "repl_state", out, sizeof(out));
 	EXPECT_STREQ("out-of-date", out);
 }
+
+CHORUS_HARNESS_MAIN
