@@ -129,6 +129,7 @@ FIXTURE_TEARDOWN(disk)
 	int vm;
 
 	rl_on(PEER, "pkill -f 'sleep 600'; true");
+	rl_on(1, "pkill -x fio; umount /mnt/chorus-disk 2>/dev/null; true");
 	for (vm = 2; vm >= 1; vm--) {
 		dm_swap(vm, DM_LINEAR);
 		rl_node_down(vm);
@@ -469,6 +470,44 @@ TEST_F_TIMEOUT(disk, replica_metadata_error_then_no_disk_left, 300)
 		TH_LOG("a write vm1 acknowledged alone is lost");
 	rl_peer_field(1, PEER, "repl_state", out, sizeof(out));
 	EXPECT_STREQ("out-of-date", out);
+}
+
+#define MNT		"/mnt/chorus-disk"
+/* Buffered writes to a file, each followed by fsync, on vm1's ext4. */
+#define FS_WRITES	"fio --name=fs --filename=" MNT "/f --ioengine=psync --rw=randwrite " \
+			"--bs=4k --size=16M --io_size=4M --fsync=1 --verify=crc32c "
+
+/*
+ * ext4 on the owner's volume, buffered writes each fsynced, and the owner's
+ * disk fails under them (make check-all-variants): no write or fsync fails;
+ * after the page cache is dropped every write reads back (served by vm2:
+ * degraded reads), and e2fsck finds the file system clean.
+ */
+TEST_F_TIMEOUT(disk, owner_disk_error_under_ext4_fsync, 300)
+{
+	char out_buf[64];
+	uint64_t degraded;
+	pid_t fio;
+
+	ASSERT_EQ(0, rl_on(1, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT " && "
+			   "mount /dev/chorus0 " MNT));
+	fio = fork();
+	if (fio == 0)
+		_exit(rl_on(1, FS_WRITES "--rate_iops=100 --do_verify=0 >/dev/null") ? 1 : 0);
+	ASSERT_LE(0, fio);
+	env_track_pid(&self->env, fio);
+	sleep(3);
+	ASSERT_EQ(0, dm_swap(1, "0 " DM_SECTORS " error"));
+	writer_ok(fio);
+	volume_field(1, "state", out_buf, sizeof(out_buf));
+	EXPECT_STREQ("failed", out_buf);
+	EXPECT_EQ(0, rl_on(1, "echo 3 > /proc/sys/vm/drop_caches && "
+			   FS_WRITES "--verify_only >/dev/null"))
+		TH_LOG("a write fsynced on ext4 does not read back");
+	EXPECT_EQ(0, rl_on(1, "umount " MNT " && e2fsck -fn /dev/chorus0 >/dev/null"))
+		TH_LOG("e2fsck does not find the file system clean");
+	degraded = rl_cmd_u64(1, "cat /sys/block/chorus0/chorus/degraded_reads");
+	EXPECT_LT(0, degraded) TH_LOG("no read went to vm2");
 }
 
 CHORUS_HARNESS_MAIN
