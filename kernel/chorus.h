@@ -151,8 +151,8 @@ struct chorus_lat {
 
 /**
  * struct chorus_disk_health - the health of a volume's local disk (disk.c)
- * @lock: protects @error and @failed_at; taken from bio completion, so
- *	with irqs off. Innermost: nothing is taken under it
+ * @lock: protects @error, @failed_at and @started; taken from bio
+ *	completion, so with irqs off. Innermost: nothing is taken under it
  * @failed: the disk failed and is detached; set once, under @lock, read
  *	with READ_ONCE (a reader that misses it sends one more request to a
  *	disk that fails it)
@@ -166,9 +166,12 @@ struct chorus_lat {
  *	0 for no limit; WRITE_ONCE by VOLUME_SET
  * @watch: looks for a stall while @inflight, on chorus_wq
  * @failed_work: logs and announces the failure from process context
+ * @started: @failed_work may be queued: the volume is complete and not
+ *	being torn down or given a new disk (chorus_disk_start(), _stop())
  */
 struct chorus_disk_health {
 	spinlock_t lock; /* see above */
+	bool started;
 	bool failed;
 	char error[CHORUS_REASON_MAX];
 	time64_t failed_at;
@@ -341,6 +344,7 @@ void chorus_backing_close(struct chorus_backing *backing);
 #define CHORUS_DISK_TIMEOUT_MS_MIN	1000
 #define CHORUS_DISK_TIMEOUT_MS_MAX	600000
 void chorus_disk_init(struct chorus_volume *vol);
+void chorus_disk_start(struct chorus_volume *vol);
 void chorus_disk_stop(struct chorus_volume *vol);
 void chorus_disk_io_start(struct chorus_volume *vol);
 void chorus_disk_io_end(struct chorus_volume *vol, struct bio *bio);

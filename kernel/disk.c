@@ -46,13 +46,41 @@ void chorus_disk_init(struct chorus_volume *vol)
 }
 
 /**
- * chorus_disk_stop() - stop watching the disk of a volume being destroyed
+ * chorus_disk_start() - announce disk failures from now on
+ * @vol: the volume, complete
+ *
+ * A failure recorded before (during the attach) is announced now.
+ */
+void chorus_disk_start(struct chorus_volume *vol)
+{
+	struct chorus_disk_health *disk = &vol->health;
+	bool failed;
+
+	spin_lock_irq(&disk->lock);
+	disk->started = true;
+	failed = disk->failed;
+	spin_unlock_irq(&disk->lock);
+	if (failed)
+		schedule_work(&disk->failed_work);
+}
+
+/**
+ * chorus_disk_stop() - stop watching and announcing the disk
  * @vol: the volume; no request is in flight
+ *
+ * A failure from here on (the clean mark of a detach, the metadata of a
+ * new disk) is recorded but not announced until chorus_disk_start(): the
+ * work that announces it reads the whole volume.
  */
 void chorus_disk_stop(struct chorus_volume *vol)
 {
-	cancel_delayed_work_sync(&vol->health.watch);
-	cancel_work_sync(&vol->health.failed_work);
+	struct chorus_disk_health *disk = &vol->health;
+
+	spin_lock_irq(&disk->lock);
+	disk->started = false;
+	spin_unlock_irq(&disk->lock);
+	cancel_delayed_work_sync(&disk->watch);
+	cancel_work_sync(&disk->failed_work);
 }
 
 /* How often a busy disk is checked: a quarter of the timeout. */
@@ -110,7 +138,7 @@ void chorus_disk_io_end(struct chorus_volume *vol, struct bio *bio)
  * @fmt: why, printf-style
  *
  * The first call records why and when; the log line and the netlink event
- * follow from a work item.
+ * follow from a work item, once the volume is complete (chorus_disk_start()).
  *
  * Context: any, including hard irq.
  */
@@ -118,6 +146,7 @@ void chorus_disk_fail(struct chorus_volume *vol, const char *fmt, ...)
 {
 	struct chorus_disk_health *disk = &vol->health;
 	unsigned long flags;
+	bool announce;
 	va_list args;
 
 	spin_lock_irqsave(&disk->lock, flags);
@@ -130,8 +159,10 @@ void chorus_disk_fail(struct chorus_volume *vol, const char *fmt, ...)
 	va_end(args);
 	disk->failed_at = ktime_get_real_seconds();
 	WRITE_ONCE(disk->failed, true);
+	announce = disk->started;
 	spin_unlock_irqrestore(&disk->lock, flags);
-	schedule_work(&disk->failed_work);
+	if (announce)
+		schedule_work(&disk->failed_work);
 }
 
 static void chorus_disk_watch_workfn(struct work_struct *work)

@@ -223,6 +223,8 @@ int chorus_disk_attach(struct chorus_volume *vol, const char *path,
 	else
 		chorus_genl_notify_peer(vol, CHORUS_EVENT_VOLUME_STATE, NULL,
 					"new disk attached: a full resync follows");
+	/* Announces the new disk's failure, if it failed already. */
+	chorus_disk_start(vol);
 redial:
 	for (i = 0; i < CHORUS_MAX_PEERS; i++)
 		if (repl->peers[i] && redial[i])

@@ -327,12 +327,14 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 
 	ret = chorus_volume_open_storage(vol, cfg, extack);
 	if (ret)
-		goto stop_disk;
+		goto remove_id;
 
 	ret = chorus_dev_create(vol, extack);
 	if (ret)
 		goto close_storage;
 
+	/* Complete: a disk failure (even one of the attach) is announced. */
+	chorus_disk_start(vol);
 	idr_replace(&chorus_volumes_idr, vol, vol->index);
 	pr_info("%s: created as %s on %s, %llu bytes, block size %u\n",
 		vol->name, vol->disk->disk_name,
@@ -343,9 +345,7 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 
 close_storage:
 	chorus_volume_close_storage(vol);
-stop_disk:
-	/* A failed metadata I/O failed the disk: its work must not run late. */
-	chorus_disk_stop(vol);
+remove_id:
 	idr_remove(&chorus_volumes_idr, vol->index);
 free_lat:
 	chorus_lat_free(vol);
@@ -389,9 +389,9 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	/* Nobody has the device open, so no request is in flight. */
 	chorus_repl_stop(vol);
 	chorus_dev_destroy(vol);
-	chorus_volume_close_storage(vol);
-	/* No I/O is left to fail the disk, but the clean mark may have. */
+	/* No work for a failure from here on: the clean mark may fail it. */
 	chorus_disk_stop(vol);
+	chorus_volume_close_storage(vol);
 	chorus_lat_free(vol);
 	free_percpu(vol->stats);
 	mutex_destroy(&vol->lock);
