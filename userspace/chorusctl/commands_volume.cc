@@ -19,6 +19,19 @@ namespace chorus {
 
 namespace {
 
+// Runs a request that opens backing exclusively. The kernel's extack names
+// a device in use; without one, say it here.
+template <typename Request>
+VolumeInfo OpeningBacking(const std::string& backing, Request request) {
+    try {
+        return request();
+    } catch (const NetlinkError& e) {
+        if (e.errnum() == EBUSY && e.extack().empty())
+            throw InUseError(backing);
+        throw;
+    }
+}
+
 class VolumeCreate : public Command {
 public:
     void AddOptions(CLI::App& cmd) override {
@@ -56,15 +69,7 @@ public:
         req.uuid = shape.uuid;
         if (!node_id_.empty())
             req.node_id = NodeIdOf(node_id_);
-        VolumeInfo v;
-        try {
-            v = Connect().Create(req);
-        } catch (const NetlinkError& e) {
-            // The kernel's extack names the device; without one, say it here.
-            if (e.errnum() == EBUSY && e.extack().empty())
-                throw InUseError(backing_);
-            throw;
-        }
+        VolumeInfo v = OpeningBacking(backing_, [&] { return Connect().Create(req); });
         if (global.json)
             PrintJson(VolumeToJson(v));
         else
@@ -150,14 +155,8 @@ public:
     std::string Subject() const override { return name_; }
 
     int Run(const GlobalOptions& global) override {
-        VolumeInfo v;
-        try {
-            v = Connect().AttachDisk(name_, backing_);
-        } catch (const NetlinkError& e) {
-            if (e.errnum() == EBUSY && e.extack().empty())
-                throw InUseError(backing_);
-            throw;
-        }
+        VolumeInfo v =
+            OpeningBacking(backing_, [&] { return Connect().AttachDisk(name_, backing_); });
         if (global.json)
             PrintJson(VolumeToJson(v));
         else
