@@ -16,6 +16,7 @@
 #include <linux/in6.h>
 #include <net/genetlink.h>
 
+#include "auth.h"
 #include "chorus.h"
 #include "genl.h"
 
@@ -112,6 +113,22 @@ static const struct nla_policy chorus_disk_attach_policy[CHORUS_A_MAX + 1] = {
 
 static const struct nla_policy chorus_lease_policy[CHORUS_A_MAX + 1] = {
 	[CHORUS_A_LEASE_DEADLINE_NS]	= { .type = NLA_U64 },
+};
+
+/* How long a replaced secret may stay accepted: a second to a week. */
+static struct netlink_range_validation chorus_auth_keep_range = {
+	.min = 1,
+	.max = CHORUS_AUTH_KEEP_MAX_S,
+};
+
+static const struct nla_policy chorus_auth_policy[CHORUS_A_MAX + 1] = {
+	[CHORUS_A_AUTH_SECRET]		= NLA_POLICY_RANGE(NLA_BINARY,
+							   CHORUS_AUTH_SECRET_MIN,
+							   CHORUS_AUTH_SECRET_MAX),
+	[CHORUS_A_AUTH_KEEP_PREVIOUS_S]	=
+		NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_auth_keep_range),
+	[CHORUS_A_AUTH_DROP_PREVIOUS]	= { .type = NLA_FLAG },
+	[CHORUS_A_AUTH_CLEAR]		= { .type = NLA_FLAG },
 };
 
 static const struct nla_policy chorus_name_policy[CHORUS_A_VOLUME_NAME + 1] = {
@@ -785,6 +802,71 @@ static int chorus_genl_lease_get_doit(struct sk_buff *skb,
 	return genlmsg_reply(reply, info);
 }
 
+/*
+ * One of: a new secret (optionally keeping the old one for a while), drop
+ * the previous secret, clear them all. The secret is not logged or kept
+ * beyond the keyed transform (auth.c).
+ */
+static int chorus_genl_auth_set_doit(struct sk_buff *skb,
+				     struct genl_info *info)
+{
+	struct nlattr *secret = info->attrs[CHORUS_A_AUTH_SECRET];
+	struct nlattr *keep = info->attrs[CHORUS_A_AUTH_KEEP_PREVIOUS_S];
+	bool drop = nla_get_flag(info->attrs[CHORUS_A_AUTH_DROP_PREVIOUS]);
+	bool clear = nla_get_flag(info->attrs[CHORUS_A_AUTH_CLEAR]);
+
+	if (!!secret + drop + clear != 1) {
+		NL_SET_ERR_MSG(info->extack,
+			       "give exactly one of a secret (CHORUS_A_AUTH_SECRET), DROP_PREVIOUS or CLEAR");
+		return -EINVAL;
+	}
+	if (keep && !secret) {
+		NL_SET_ERR_MSG_ATTR(info->extack, keep,
+				    "KEEP_PREVIOUS_S goes with a new secret");
+		return -EINVAL;
+	}
+	if (drop) {
+		chorus_auth_drop_previous();
+		return 0;
+	}
+	if (clear) {
+		chorus_auth_clear();
+		return 0;
+	}
+	return chorus_auth_set(nla_data(secret), nla_len(secret),
+			       keep ? nla_get_u32(keep) : 0, info->extack);
+}
+
+static int chorus_genl_auth_get_doit(struct sk_buff *skb,
+				     struct genl_info *info)
+{
+	struct chorus_auth_info auth;
+	struct sk_buff *reply;
+	void *hdr;
+
+	chorus_auth_get(&auth);
+	reply = genlmsg_new(3 * nla_total_size_64bit(sizeof(u64)) +
+			    nla_total_size(sizeof(u32)), GFP_KERNEL);
+	if (!reply)
+		return -ENOMEM;
+	hdr = genlmsg_put_reply(reply, info, &chorus_genl_family, 0,
+				CHORUS_CMD_AUTH_GET);
+	if (!hdr ||
+	    nla_put_u64_64bit(reply, CHORUS_A_AUTH_KEY_ID, auth.key_id,
+			      CHORUS_A_PAD) ||
+	    nla_put_u64_64bit(reply, CHORUS_A_AUTH_PREV_KEY_ID,
+			      auth.prev_key_id, CHORUS_A_PAD) ||
+	    nla_put_u32(reply, CHORUS_A_AUTH_PREV_REMAINING_S,
+			auth.prev_remaining_s) ||
+	    nla_put_u64_64bit(reply, CHORUS_A_AUTH_FAILURES, auth.failures,
+			      CHORUS_A_PAD)) {
+		nlmsg_free(reply);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(reply, hdr);
+	return genlmsg_reply(reply, info);
+}
+
 /* Every policy array has CHORUS_A_MAX + 1 entries. */
 #define CHORUS_GENL_OP(_cmd, _doit, _policy)				\
 	{								\
@@ -847,6 +929,15 @@ static const struct genl_ops chorus_genl_ops[] = {
 	},
 	CHORUS_GENL_OP(CHORUS_CMD_DISK_ATTACH, chorus_genl_disk_attach_doit,
 		       chorus_disk_attach_policy),
+	CHORUS_GENL_OP(CHORUS_CMD_AUTH_SET, chorus_genl_auth_set_doit,
+		       chorus_auth_policy),
+	/* Ids and counts only, never a secret: as open as the other GETs. */
+	{
+		.cmd		= CHORUS_CMD_AUTH_GET,
+		.doit		= chorus_genl_auth_get_doit,
+		.policy		= chorus_auth_policy,
+		.maxattr	= CHORUS_A_MAX,
+	},
 };
 
 static struct genl_family chorus_genl_family __ro_after_init = {

@@ -13,6 +13,7 @@
 #include <linux/string.h>
 #include <net/netlink.h>
 
+#include "auth.h"
 #include "chorus.h"
 
 unsigned int chorus_queue_depth = 128;
@@ -483,6 +484,8 @@ static void __exit chorus_exit(void)
 	chorus_lease_exit();
 	chorus_dev_major_unregister();
 	chorus_transports_exit();
+	/* No handshake and no netlink request left: zero the secrets. */
+	chorus_auth_exit();
 	destroy_workqueue(chorus_reply_wq);
 	destroy_workqueue(chorus_fwd_wq);
 	destroy_workqueue(chorus_wq);

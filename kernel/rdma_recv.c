@@ -224,12 +224,13 @@ static void chorus_rdma_msg_done(struct chorus_rdma_queue *q)
  * @conn: the connection
  * @hdr: where its header goes
  * @body: where its payload goes
- * @body_len: the payload length expected
+ * @body_len: the most payload @body takes; the header's payload_len says
+ *	how much came
  * @timeout_ms: bound for the wait
  *
  * Context: process context; sleeps.
- * Return: 0, -EPROTO for a message that is malformed or not @body_len
- * long, or another negative errno.
+ * Return: 0, -EPROTO for a message that is malformed or longer than
+ * @body_len, or another negative errno.
  */
 int chorus_rdma_recv_sync(struct chorus_conn *conn,
 			  struct chorus_wire_hdr *hdr, void *body,
@@ -237,6 +238,7 @@ int chorus_rdma_recv_sync(struct chorus_conn *conn,
 {
 	struct chorus_rdma_queue *q = conn->queue;
 	const char *why;
+	u32 payload;
 	int ret;
 
 	ret = chorus_rdma_recv_msg(q, msecs_to_jiffies(timeout_ms), true,
@@ -248,12 +250,13 @@ int chorus_rdma_recv_sync(struct chorus_conn *conn,
 		return ret;
 	}
 	*hdr = q->msg_hdr;
-	if (le32_to_cpu(hdr->payload_len) != body_len) {
+	payload = le32_to_cpu(hdr->payload_len);
+	if (payload > body_len || payload > PAGE_SIZE) {
 		chorus_rdma_msg_reset(q);
 		return -EPROTO;
 	}
-	if (body_len)
-		memcpy(body, page_address(q->msg_pages[0]), body_len);
+	if (payload)
+		memcpy(body, page_address(q->msg_pages[0]), payload);
 	chorus_rdma_msg_reset(q);
 	return 0;
 }

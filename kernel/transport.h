@@ -64,13 +64,16 @@ struct chorus_msg_data {
  *	optional data, in order with other sends on @conn. May sleep; callers
  *	serialise with chorus_conn.send_mutex.
  * @recv_sync: receive one header and up to @body_len bytes of payload into
- *	@body, waiting at most @timeout_ms; used for the handshake only.
+ *	@body (the header's payload_len says how many; a longer payload is
+ *	-EPROTO), waiting at most @timeout_ms; used for the handshake only.
  * @start_rx: start receiving: each message is handed to chorus_conn_recv()
  *	from the transport's own context until an error or @shutdown.
  * @shutdown: fail pending and future sends and receives; may wait briefly
  *	(RDMA: up to 500 ms) for sends already made to reach the peer
  * @stop_rx: wait until the receive context has stopped
  * @release: free the transport's part of @conn
+ * @peer_addr: the address an accepted @conn comes from (its port too);
+ *	0 or a negative errno
  */
 struct chorus_transport_ops {
 	const char *name;
@@ -91,6 +94,7 @@ struct chorus_transport_ops {
 	void (*shutdown)(struct chorus_conn *conn);
 	void (*stop_rx)(struct chorus_conn *conn);
 	void (*release)(struct chorus_conn *conn);
+	int (*peer_addr)(struct chorus_conn *conn, struct sockaddr_storage *ss);
 };
 
 /* The transports' tables: for transport.c's map only. */

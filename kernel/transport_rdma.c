@@ -524,6 +524,19 @@ static void chorus_rdma_release(struct chorus_conn *conn)
 
 static bool chorus_rdma_probe(const struct sockaddr_storage *addr,
 			      int timeout_ms);
+
+/* The address an accepted queue pair's peer connected from. */
+static int chorus_rdma_peer_addr(struct chorus_conn *conn,
+				 struct sockaddr_storage *ss)
+{
+	struct chorus_rdma_queue *q = conn->queue;
+
+	if (!q || !q->cm_id)
+		return -ENOTCONN;
+	memcpy(ss, &q->cm_id->route.addr.dst_addr, sizeof(*ss));
+	return 0;
+}
+
 static int chorus_rdma_listen(const struct sockaddr_storage *addr,
 			      struct netlink_ext_ack *extack);
 static void chorus_rdma_unlisten(void);
@@ -541,6 +554,7 @@ const struct chorus_transport_ops chorus_rdma_ops = {
 	.connect	= chorus_rdma_connect,
 	.send		= chorus_rdma_send,
 	.recv_sync	= chorus_rdma_recv_sync,
+	.peer_addr	= chorus_rdma_peer_addr,
 	.start_rx	= chorus_rdma_start_rx,
 	.shutdown	= chorus_rdma_shutdown,
 	.stop_rx	= chorus_rdma_stop_rx,

@@ -177,9 +177,19 @@ static int chorus_tcp_recv_sync(struct chorus_conn *conn,
 		return -EPROTO;
 	}
 	payload = le32_to_cpu(hdr->payload_len);
-	if (payload != body_len)
+	if (payload > body_len)
 		return -EPROTO;
-	return chorus_tcp_recv_buf(sock, body, body_len);
+	return payload ? chorus_tcp_recv_buf(sock, body, payload) : 0;
+}
+
+static int chorus_tcp_peer_addr(struct chorus_conn *conn,
+				struct sockaddr_storage *ss)
+{
+	int ret;
+
+	memset(ss, 0, sizeof(*ss));
+	ret = kernel_getpeername(conn->sock, (struct sockaddr *)ss);
+	return ret < 0 ? ret : 0;
 }
 
 /* Read a payload into fresh pages; on success the caller owns them. */
@@ -427,6 +437,7 @@ const struct chorus_transport_ops chorus_tcp_ops = {
 	.connect	= chorus_tcp_connect,
 	.send		= chorus_tcp_send,
 	.recv_sync	= chorus_tcp_recv_sync,
+	.peer_addr	= chorus_tcp_peer_addr,
 	.start_rx	= chorus_tcp_start_rx,
 	.shutdown	= chorus_tcp_shutdown,
 	.stop_rx	= chorus_tcp_stop_rx,

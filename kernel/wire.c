@@ -27,6 +27,8 @@ static const u16 chorus_wire_type_flags[__CHORUS_MSG_MAX] = {
 	[CHORUS_MSG_FWD_WRITE]	 = CHORUS_MSG_F_FUA | CHORUS_MSG_F_PAYLOAD_CRC |
 				   CHORUS_MSG_F_DISCARD | CHORUS_MSG_F_ZEROES,
 	[CHORUS_MSG_RESYNC_DATA] = CHORUS_MSG_F_PAYLOAD_CRC,
+	[CHORUS_MSG_HELLO]	 = CHORUS_MSG_F_AUTH,
+	[CHORUS_MSG_HELLO_ACK]	 = CHORUS_MSG_F_AUTH,
 };
 
 /**
@@ -67,7 +69,11 @@ static u32 chorus_wire_payload_len(const struct chorus_wire_hdr *hdr)
 	switch (hdr->type) {
 	case CHORUS_MSG_HELLO:
 	case CHORUS_MSG_HELLO_ACK:
+		if (flags & CHORUS_MSG_F_AUTH)
+			return sizeof(struct chorus_wire_hello_full);
 		return sizeof(struct chorus_wire_hello);
+	case CHORUS_MSG_AUTH:
+		return sizeof(struct chorus_wire_auth);
 	case CHORUS_MSG_WRITE:
 	case CHORUS_MSG_FWD_WRITE:
 		if (flags & (CHORUS_MSG_F_DISCARD | CHORUS_MSG_F_ZEROES))
@@ -268,6 +274,41 @@ u32 chorus_wire_check_hello(const struct chorus_wire_hello *h,
 		return CHORUS_WIRE_STALE_EPOCH;
 	}
 	return CHORUS_WIRE_OK;
+}
+
+/**
+ * chorus_wire_check_hello_auth() - check the authentication part of a
+ *	HELLO or HELLO_ACK on its own
+ * @a: the part as received (the header had CHORUS_MSG_F_AUTH)
+ * @type: CHORUS_MSG_HELLO or CHORUS_MSG_HELLO_ACK
+ * @why: set to the reason when it is malformed, else NULL
+ *
+ * A HELLO offers one or two secrets by id, the first nonzero, the second
+ * 0 or another, and carries no proof; a HELLO_ACK names one id and proves
+ * with it. The proof itself is checked by the handshake (auth.c), which
+ * knows the secrets.
+ *
+ * Return: 0, or -EPROTO when @a is malformed.
+ */
+int chorus_wire_check_hello_auth(const struct chorus_wire_hello_auth *a,
+				 u8 type, const char **why)
+{
+	u64 first = le64_to_cpu(a->key_ids[0]);
+	u64 second = le64_to_cpu(a->key_ids[1]);
+
+	*why = NULL;
+	if (!memchr_inv(a->nonce, 0, sizeof(a->nonce)))
+		*why = "authentication nonce is zero";
+	else if (!first)
+		*why = "no secret id offered";
+	else if (type == CHORUS_MSG_HELLO && second == first)
+		*why = "the same secret id offered twice";
+	else if (type == CHORUS_MSG_HELLO &&
+		 memchr_inv(a->mac, 0, sizeof(a->mac)))
+		*why = "HELLO carries a proof";
+	else if (type == CHORUS_MSG_HELLO_ACK && second)
+		*why = "HELLO_ACK names two secrets";
+	return *why ? -EPROTO : 0;
 }
 
 /**

@@ -55,6 +55,10 @@
  * @CHORUS_MSG_REPLICA_READ: owner whose disk failed to an up-to-date member
  *	of its write set: read len bytes at sector from the replica's own disk;
  *	answered with READ_DATA
+ * @CHORUS_MSG_AUTH: dialler to acceptor, after a HELLO_ACK that carried
+ *	CHORUS_MSG_F_AUTH: the dialler's proof, &struct chorus_wire_auth
+ * @CHORUS_MSG_AUTH_ACK: acceptor to dialler: status 0 when the proof is
+ *	right and the connection joins the session, else why not
  * @__CHORUS_MSG_MAX: one past the last type, not a type
  */
 enum chorus_msg_type {
@@ -80,6 +84,8 @@ enum chorus_msg_type {
 	CHORUS_MSG_FWD_FLUSH,
 	CHORUS_MSG_FWD_FLUSH_ACK,
 	CHORUS_MSG_REPLICA_READ,
+	CHORUS_MSG_AUTH,
+	CHORUS_MSG_AUTH_ACK,
 
 	__CHORUS_MSG_MAX,
 };
@@ -89,6 +95,8 @@ enum chorus_msg_type {
 #define CHORUS_MSG_F_PAYLOAD_CRC	BIT(1)	/* payload_crc is set */
 #define CHORUS_MSG_F_DISCARD		BIT(2)	/* WRITE: discard, no payload */
 #define CHORUS_MSG_F_ZEROES		BIT(3)	/* WRITE: write zeroes, no payload */
+/* HELLO, HELLO_ACK: &struct chorus_wire_hello_auth follows the hello */
+#define CHORUS_MSG_F_AUTH		BIT(4)
 
 /**
  * enum chorus_wire_status - outcome carried by acks and HELLO_ACK
@@ -107,6 +115,8 @@ enum chorus_msg_type {
  *	stores and compares nothing until a new disk is attached. Also in the
  *	PONG of a replica whose disk failed, so that its owner learns it
  *	while no write is in flight
+ * @CHORUS_WIRE_AUTH_FAILED: HELLO_ACK, AUTH_ACK: one node has a peer
+ *	secret and the other none, they share no secret, or a proof is wrong
  * @__CHORUS_WIRE_STATUS_MAX: one past the last status, not a status
  */
 enum chorus_wire_status {
@@ -118,6 +128,7 @@ enum chorus_wire_status {
 	CHORUS_WIRE_MISMATCH,
 	CHORUS_WIRE_REFUSED,
 	CHORUS_WIRE_DISK_FAILED,
+	CHORUS_WIRE_AUTH_FAILED,
 
 	__CHORUS_WIRE_STATUS_MAX,
 };
@@ -196,12 +207,53 @@ struct chorus_wire_hello {
 	__u8 reserved[24];
 };
 
+#define CHORUS_AUTH_NONCE_LEN		32
+#define CHORUS_AUTH_MAC_LEN		32	/* HMAC-SHA256 */
+#define CHORUS_AUTH_MAX_KEYS		2	/* current and previous */
+
+/**
+ * struct chorus_wire_hello_auth - what HELLO and HELLO_ACK carry after the
+ *	hello when their header has CHORUS_MSG_F_AUTH
+ * @nonce: 32 random bytes, fresh for this connection
+ * @key_ids: HELLO: the ids of the sender's secrets, current first, 0 for
+ *	none; HELLO_ACK: the one the acceptor chose from them, then 0
+ * @mac: HELLO: zero; HELLO_ACK: the acceptor's proof
+ *	(Documentation/wire-protocol.rst, "Authentication")
+ */
+struct chorus_wire_hello_auth {
+	__u8 nonce[CHORUS_AUTH_NONCE_LEN];
+	__le64 key_ids[CHORUS_AUTH_MAX_KEYS];
+	__u8 mac[CHORUS_AUTH_MAC_LEN];
+};
+
+/**
+ * struct chorus_wire_hello_full - a HELLO or HELLO_ACK payload with its
+ *	authentication part, as kept by the handshake
+ * @hello: the hello
+ * @auth: valid when the header had CHORUS_MSG_F_AUTH
+ */
+struct chorus_wire_hello_full {
+	struct chorus_wire_hello hello;
+	struct chorus_wire_hello_auth auth;
+};
+
+/**
+ * struct chorus_wire_auth - payload of AUTH
+ * @mac: the dialler's proof
+ */
+struct chorus_wire_auth {
+	__u8 mac[CHORUS_AUTH_MAC_LEN];
+};
+
 static inline void chorus_wire_size_checks(void)
 {
 	BUILD_BUG_ON(sizeof(struct chorus_wire_hdr) != 64);
 	BUILD_BUG_ON(offsetof(struct chorus_wire_hdr, hdr_crc) !=
 		     CHORUS_WIRE_HDR_CRC_LEN);
 	BUILD_BUG_ON(sizeof(struct chorus_wire_hello) != 96);
+	BUILD_BUG_ON(sizeof(struct chorus_wire_hello_auth) != 80);
+	BUILD_BUG_ON(sizeof(struct chorus_wire_hello_full) != 176);
+	BUILD_BUG_ON(sizeof(struct chorus_wire_auth) != 32);
 }
 
 #endif /* CHORUS_WIRE_H */

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * fuzz_hello: the handshake's one message, on either side, as
+ * fuzz_hello: the handshake's HELLO or HELLO_ACK, on either side, as
  * handshake.c and a transport's recv_sync take it: the header checked,
- * payload_len exactly 96, the type the side waits for (HELLO on the
- * acceptor, HELLO_ACK with status OK on the dialler), conn_index below
- * CHORUS_MAX_CONNS on the acceptor, then chorus_wire_check_hello() against
- * what this node knows of the peer.
+ * payload_len 96, or 176 with CHORUS_MSG_F_AUTH, the type the side waits
+ * for (HELLO on the acceptor, HELLO_ACK with status OK on the dialler),
+ * the authentication part checked (chorus_wire_check_hello_auth()),
+ * conn_index below CHORUS_MAX_CONNS on the acceptor, then
+ * chorus_wire_check_hello() against what this node knows of the peer.
  *
  * Input: a control byte (bit 0: seal the header; bit 1: the acceptor's
  * side; bit 2: this node owns the volume; bit 3: the peer was added
- * diskless), what this node knows, the header, the payload.
+ * diskless), what this node knows, the header, the 96-byte hello, the
+ * 80-byte authentication part (read only when the header has the flag).
  */
 #include "fuzz.h"
 
@@ -55,9 +57,10 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 {
 	struct fuzz_in in = { data, size };
 	struct chorus_wire_hello_want want;
+	struct chorus_wire_hello_full full;
 	struct chorus_wire_hello hello;
 	struct chorus_wire_hdr hdr;
-	bool acceptor;
+	bool acceptor, auth;
 	const char *why;
 	u32 status;
 	u8 ctl;
@@ -67,6 +70,10 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	take_want(&in, ctl, &want);
 	fuzz_take(&in, &hdr, sizeof(hdr));
 	fuzz_take(&in, &hello, sizeof(hello));
+	auth = le16_to_cpu(hdr.flags) & CHORUS_MSG_F_AUTH;
+	memset(&full, 0, sizeof(full));
+	if (auth)
+		fuzz_take(&in, &full.auth, sizeof(full.auth));
 	if (ctl & 1)
 		chorus_wire_seal(&hdr);
 
@@ -74,11 +81,23 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	if (chorus_wire_check_hdr(&hdr, &why))
 		return 0;
 	fuzz_check_accepted_hdr(&hdr);
-	if (le32_to_cpu(hdr.payload_len) != sizeof(hello))
+	/* recv_sync() refuses more payload than the buffer holds */
+	if (le32_to_cpu(hdr.payload_len) > sizeof(full))
 		return 0;
 	/* chorus_handshake_accepted(), chorus_peer_dial(): any other type fails */
 	if (hdr.type != (acceptor ? CHORUS_MSG_HELLO : CHORUS_MSG_HELLO_ACK))
 		return 0;
+	FUZZ_CHECK(le32_to_cpu(hdr.payload_len) ==
+		   (auth ? sizeof(full) : sizeof(hello)), "hello payload");
+	if (auth) {
+		int ret = chorus_wire_check_hello_auth(&full.auth, hdr.type, &why);
+
+		FUZZ_CHECK(!ret == !why, "auth check %d, why %s", ret, why ?: "none");
+		FUZZ_CHECK(!ret == spec_hello_auth_ok(&full.auth, hdr.type),
+			   "auth check says %s, the page the opposite", why ?: "ok");
+		if (ret)
+			return 0;
+	}
 	if (acceptor && le16_to_cpu(hello.conn_index) >= CHORUS_MAX_CONNS)
 		return 0;
 	if (!acceptor && le32_to_cpu(hdr.status) != CHORUS_WIRE_OK)

@@ -71,6 +71,8 @@ static bool take_msg(struct fuzz_in *in, u8 ctl, const struct fuzz_geom *g,
 	switch (hdr.type) {
 	case CHORUS_MSG_HELLO:
 	case CHORUS_MSG_HELLO_ACK:
+	case CHORUS_MSG_AUTH:
+	case CHORUS_MSG_AUTH_ACK:
 		return false;	/* chorus_repl_recv(): unexpected */
 	case CHORUS_MSG_STATE:
 		return take_state(&hdr, payload, g, peer, ctl & 2);

@@ -73,9 +73,11 @@ static struct chorus_wire_hdr mk(u8 type, u16 flags, u64 sector, u32 len,
 {
 	struct chorus_wire_hdr hdr;
 	const char *why;
+	bool hs = type <= CHORUS_MSG_HELLO_ACK || type == CHORUS_MSG_AUTH ||
+		  type == CHORUS_MSG_AUTH_ACK;
 
-	chorus_wire_init_hdr(&hdr, type, type <= CHORUS_MSG_HELLO_ACK ? 0 : SEED_EPOCH,
-			     type <= CHORUS_MSG_HELLO_ACK ? 0 : 42, sector, len);
+	chorus_wire_init_hdr(&hdr, type, hs ? 0 : SEED_EPOCH, hs ? 0 : 42,
+			     sector, len);
 	hdr.flags = cpu_to_le16(flags);
 	hdr.status = cpu_to_le32(status);
 	hdr.payload_len = cpu_to_le32(payload_len);
@@ -129,7 +131,21 @@ static const struct seed {
 	{ "fwd-flush", CHORUS_MSG_FWD_FLUSH, 0, 0, 0, 0 },
 	{ "fwd-flush-ack", CHORUS_MSG_FWD_FLUSH_ACK, 0, 0, CHORUS_WIRE_STALE_EPOCH, 0 },
 	{ "replica-read", CHORUS_MSG_REPLICA_READ, 0, 8192, 0, 0 },
+	{ "hello-auth", CHORUS_MSG_HELLO, CHORUS_MSG_F_AUTH, 0, 0, 176 },
+	{ "hello-ack-auth", CHORUS_MSG_HELLO_ACK, CHORUS_MSG_F_AUTH, 0, 0, 176 },
+	{ "hello-ack-auth-failed", CHORUS_MSG_HELLO_ACK, 0, 0,
+	  CHORUS_WIRE_AUTH_FAILED, 96 },
+	{ "auth", CHORUS_MSG_AUTH, 0, 0, 0, 32 },
+	{ "auth-ack", CHORUS_MSG_AUTH_ACK, 0, 0, 0, 0 },
+	{ "auth-ack-failed", CHORUS_MSG_AUTH_ACK, 0, 0, CHORUS_WIRE_AUTH_FAILED, 0 },
 };
+
+/* The handshake's messages: no session carries them. */
+static bool seed_handshake(const struct seed *s)
+{
+	return s->type <= CHORUS_MSG_HELLO_ACK || s->type == CHORUS_MSG_AUTH ||
+	       s->type == CHORUS_MSG_AUTH_ACK;
+}
 
 static struct chorus_wire_hdr mk_seed(const struct seed *s)
 {
@@ -185,12 +201,36 @@ static void put_hello(u16 index, u32 flags, u64 epoch)
 	put(&h, sizeof(h));
 }
 
-/* ctl bits: 1 seal, 2 acceptor, 4 we own, 8 peer diskless */
+/* The authentication part: a HELLO offers two ids, a HELLO_ACK proves. */
+static void put_hello_auth(bool ack)
+{
+	struct chorus_wire_hello_auth a;
+	const char *why;
+
+	memset(&a, 0, sizeof(a));
+	memset(a.nonce, ack ? 0xa5 : 0x5a, sizeof(a.nonce));
+	a.key_ids[0] = cpu_to_le64(0x1122334455667788ULL);
+	if (ack)
+		memset(a.mac, 0x3c, sizeof(a.mac));
+	else
+		a.key_ids[1] = cpu_to_le64(0x0102030405060708ULL);
+	FUZZ_CHECK(!chorus_wire_check_hello_auth(&a, ack ? CHORUS_MSG_HELLO_ACK :
+						 CHORUS_MSG_HELLO, &why),
+		   "auth seed: %s", why);
+	put(&a, sizeof(a));
+}
+
+/* ctl bits: 1 seal, 2 acceptor, 4 we own, 8 peer diskless; 0x80: auth */
 static void hello_seed(const char *name, u8 ctl, u16 index, u32 flags,
 		       u64 epoch, u64 our_epoch, u64 highest)
 {
+	bool auth = ctl & 0x80;
 	struct chorus_wire_hdr hdr = mk(ctl & 2 ? CHORUS_MSG_HELLO :
-					CHORUS_MSG_HELLO_ACK, 0, 0, 0, 0, 96);
+					CHORUS_MSG_HELLO_ACK,
+					auth ? CHORUS_MSG_F_AUTH : 0, 0, 0, 0,
+					auth ? 176 : 96);
+
+	ctl &= 0x7f;
 
 	put_u8(ctl);
 	put_u32(SEED_NODE);
@@ -203,6 +243,8 @@ static void hello_seed(const char *name, u8 ctl, u16 index, u32 flags,
 	put_u64(highest);
 	put(&hdr, sizeof(hdr));
 	put_hello(index, flags, epoch);
+	if (auth)
+		put_hello_auth(!(ctl & 2));
 	write_seed("fuzz_hello", name);
 }
 
@@ -216,6 +258,8 @@ static void gen_hello(void)
 	hello_seed("dialler-replica-ack", 1 | 4, 1, 0, 7, 7, 7);
 	hello_seed("dialler-higher-epoch", 1 | 4, 0, 0, 9, 7, 7);
 	hello_seed("raw-acceptor", 2 | 4, 0, 0, 7, 7, 7);
+	hello_seed("acceptor-auth-hello", 0x80 | 1 | 2 | 4, 0, 0, 7, 7, 7);
+	hello_seed("dialler-auth-ack", 0x80 | 1, 1, CHORUS_HELLO_F_OWNER, 7, 5, 5);
 }
 
 static struct chorus_meta_al al;
@@ -276,12 +320,12 @@ static void gen_stream(void)
 	put_geom();
 	put_u32(SEED_PEER);
 	for (i = 0; i < ARRAY_SIZE(seeds); i++)
-		if (seeds[i].type > CHORUS_MSG_HELLO_ACK && seeds[i].payload <= 8192)
+		if (!seed_handshake(&seeds[i]) && seeds[i].payload <= 8192)
 			put_msg(&seeds[i]);
 	write_seed("fuzz_stream", "session");
 	/* Each on its own, after a PING. */
 	for (i = 0; i < ARRAY_SIZE(seeds); i++) {
-		if (seeds[i].type <= CHORUS_MSG_HELLO_ACK || seeds[i].payload > 8192)
+		if (seed_handshake(&seeds[i]) || seeds[i].payload > 8192)
 			continue;
 		put_u8(1);
 		put_geom();

@@ -12,8 +12,10 @@
 #define F_PCRC	0x2
 #define F_DISC	0x4
 #define F_ZERO	0x8
+#define F_AUTH	0x10
 
-enum spec_payload { P_NONE, P_HELLO, P_LEN, P_WRITE, P_READ_DATA, P_4, P_STATE };
+enum spec_payload { P_NONE, P_HELLO, P_LEN, P_WRITE, P_READ_DATA, P_4, P_STATE,
+		    P_AUTH };
 
 /* The table "Message types": payload_len, range, flags allowed. */
 static const struct {
@@ -21,8 +23,9 @@ static const struct {
 	bool range;
 	bool len0_ok;	/* WRITE_ACK and FWD_WRITE_ACK: len may be 0 */
 	u16 flags;
-} spec_types[23] = {
-	[1] = { P_HELLO }, [2] = { P_HELLO },
+} spec_types[25] = {
+	[1] = { P_HELLO, false, false, F_AUTH },
+	[2] = { P_HELLO, false, false, F_AUTH },
 	[3] = { P_WRITE, true, false, F_FUA | F_PCRC | F_DISC | F_ZERO },
 	[4] = { P_NONE, true, true },
 	[5] = { P_NONE }, [6] = { P_NONE },
@@ -39,6 +42,7 @@ static const struct {
 	[19] = { P_NONE, true, true },
 	[20] = { P_NONE }, [21] = { P_NONE },
 	[22] = { P_NONE, true },
+	[23] = { P_AUTH }, [24] = { P_NONE },
 };
 
 /* CRC-32C as the page defines it: reflected 0x82f63b78, ~0 in and out. */
@@ -63,7 +67,7 @@ u32 spec_crc32c(const void *buf, size_t len)
 
 bool spec_type_known(u8 type)
 {
-	return type >= 1 && type <= 22 && type != 16;
+	return type >= 1 && type <= 24 && type != 16;
 }
 
 bool spec_type_has_range(u8 type)
@@ -78,7 +82,9 @@ static u32 spec_payload_len(const struct chorus_wire_hdr *hdr)
 
 	switch (spec_types[hdr->type].payload) {
 	case P_HELLO:
-		return 96;
+		return flags & F_AUTH ? 96 + 80 : 96;
+	case P_AUTH:
+		return 32;
 	case P_LEN:
 		return len;
 	case P_WRITE:
@@ -111,7 +117,7 @@ bool spec_hdr_ok(const struct chorus_wire_hdr *hdr)
 		return false;
 	if ((flags & (F_DISC | F_ZERO)) && (flags & F_PCRC))
 		return false;
-	if (hdr->volume_id || le32_to_cpu(hdr->status) >= 8 ||
+	if (hdr->volume_id || le32_to_cpu(hdr->status) >= 9 ||
 	    memcmp(hdr->reserved, zero, sizeof(zero)) || len > (1U << 20))
 		return false;
 	if (le32_to_cpu(hdr->payload_len) != spec_payload_len(hdr))
@@ -165,6 +171,23 @@ u32 spec_hello_status(const struct chorus_wire_hello *h,
 	if (want->we_own && !owner && epoch > want->epoch)
 		return CHORUS_WIRE_STALE_EPOCH;
 	return CHORUS_WIRE_OK;
+}
+
+/*
+ * "Authentication": a HELLO's part has a nonzero nonce, a first id that is
+ * not 0, a second that is 0 or another, no proof; a HELLO_ACK's a nonzero
+ * nonce, one id, then 0.
+ */
+bool spec_hello_auth_ok(const struct chorus_wire_hello_auth *a, u8 type)
+{
+	static const u8 zero[32];
+	u64 id0 = le64_to_cpu(a->key_ids[0]), id1 = le64_to_cpu(a->key_ids[1]);
+
+	if (!memcmp(a->nonce, zero, 32) || !id0)
+		return false;
+	if (type == CHORUS_MSG_HELLO)
+		return id1 != id0 && !memcmp(a->mac, zero, 32);
+	return !id1;
 }
 
 /* "STATE payload" */
@@ -241,7 +264,12 @@ void fuzz_check_accepted_hdr(const struct chorus_wire_hdr *hdr)
 		break;
 	case CHORUS_MSG_HELLO:
 	case CHORUS_MSG_HELLO_ACK:
-		FUZZ_CHECK(payload == sizeof(struct chorus_wire_hello), "hello");
+		FUZZ_CHECK(payload == ((flags & CHORUS_MSG_F_AUTH) ?
+				       sizeof(struct chorus_wire_hello_full) :
+				       sizeof(struct chorus_wire_hello)), "hello");
+		break;
+	case CHORUS_MSG_AUTH:
+		FUZZ_CHECK(payload == sizeof(struct chorus_wire_auth), "auth");
 		break;
 	default:
 		FUZZ_CHECK(!payload, "type %u with a payload", hdr->type);

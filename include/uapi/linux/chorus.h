@@ -28,6 +28,9 @@
 #define CHORUS_MAX_PEERS		4	/* peers per volume */
 #define CHORUS_MAX_CONNS		8	/* connections per peer */
 #define CHORUS_DEFAULT_PORT		7788
+#define CHORUS_AUTH_SECRET_MIN		16	/* peer secret, bytes */
+#define CHORUS_AUTH_SECRET_MAX		128
+#define CHORUS_AUTH_KEEP_MAX_S		604800	/* a week */
 
 /**
  * enum chorus_cmd - generic netlink commands of the "chorus" family
@@ -97,6 +100,17 @@
  *	failed, the new backing device %CHORUS_A_BACKING_PATH (formatted for
  *	it) while the volume runs; refused on the owner. Replies with the
  *	volume as %CHORUS_CMD_VOLUME_GET does.
+ * @CHORUS_CMD_AUTH_SET: the node's peer secret, for every replication
+ *	connection (Documentation/wire-protocol.rst, "Authentication"); exactly
+ *	one of: %CHORUS_A_AUTH_SECRET, the new current secret, with
+ *	%CHORUS_A_AUTH_KEEP_PREVIOUS_S to go on accepting the one it replaces
+ *	for that many seconds (a rotation; without it the old one is forgotten
+ *	at once); %CHORUS_A_AUTH_DROP_PREVIOUS, stop accepting the previous
+ *	secret now; %CHORUS_A_AUTH_CLEAR, forget every secret (authentication
+ *	off). Setting the current secret again changes nothing.
+ * @CHORUS_CMD_AUTH_GET: whether a secret is set and which, never the
+ *	secret: %CHORUS_A_AUTH_KEY_ID, %CHORUS_A_AUTH_PREV_KEY_ID,
+ *	%CHORUS_A_AUTH_PREV_REMAINING_S, %CHORUS_A_AUTH_FAILURES.
  * @__CHORUS_CMD_MAX: internal
  * @CHORUS_CMD_MAX: highest command number
  */
@@ -119,6 +133,8 @@ enum chorus_cmd {
 	CHORUS_CMD_LEASE_SET,
 	CHORUS_CMD_LEASE_GET,
 	CHORUS_CMD_DISK_ATTACH,
+	CHORUS_CMD_AUTH_SET,
+	CHORUS_CMD_AUTH_GET,
 
 	__CHORUS_CMD_MAX,
 	CHORUS_CMD_MAX = __CHORUS_CMD_MAX - 1
@@ -184,6 +200,21 @@ enum chorus_cmd {
  *	and in its %CHORUS_EVENT_VOLUME_STATE event)
  * @CHORUS_A_DISK_FAILED_AT: u64, when the local disk was detached, in
  *	seconds since the epoch (CLOCK_REALTIME)
+ * @CHORUS_A_AUTH_SECRET: binary, %CHORUS_AUTH_SECRET_MIN to
+ *	%CHORUS_AUTH_SECRET_MAX bytes: the peer secret (AUTH_SET only; never
+ *	sent back)
+ * @CHORUS_A_AUTH_KEEP_PREVIOUS_S: u32, 1..%CHORUS_AUTH_KEEP_MAX_S: how long
+ *	the secret replaced stays accepted
+ * @CHORUS_A_AUTH_DROP_PREVIOUS: flag: stop accepting the previous secret
+ * @CHORUS_A_AUTH_CLEAR: flag: forget every secret
+ * @CHORUS_A_AUTH_KEY_ID: u64, the id of the current secret (the first 8
+ *	bytes, little-endian, of HMAC-SHA256(secret, "chorus-key-id")), 0 when
+ *	none is set
+ * @CHORUS_A_AUTH_PREV_KEY_ID: u64, the id of the previous secret still
+ *	accepted, 0 when none
+ * @CHORUS_A_AUTH_PREV_REMAINING_S: u32, seconds it is still accepted
+ * @CHORUS_A_AUTH_FAILURES: u64, replication connections refused since load
+ *	for a wrong or missing proof or a wrong address
  * @__CHORUS_A_MAX: internal
  * @CHORUS_A_MAX: highest attribute number
  */
@@ -226,6 +257,14 @@ enum chorus_attr {
 	CHORUS_A_DISK_TIMEOUT_MS,
 	CHORUS_A_DISK_ERROR,
 	CHORUS_A_DISK_FAILED_AT,
+	CHORUS_A_AUTH_SECRET,
+	CHORUS_A_AUTH_KEEP_PREVIOUS_S,
+	CHORUS_A_AUTH_DROP_PREVIOUS,
+	CHORUS_A_AUTH_CLEAR,
+	CHORUS_A_AUTH_KEY_ID,
+	CHORUS_A_AUTH_PREV_KEY_ID,
+	CHORUS_A_AUTH_PREV_REMAINING_S,
+	CHORUS_A_AUTH_FAILURES,
 
 	__CHORUS_A_MAX,
 	CHORUS_A_MAX = __CHORUS_A_MAX - 1
@@ -361,6 +400,10 @@ enum chorus_volume_state {
  * @CHORUS_EVENT_PEER_REMOVED: a peer was forgotten
  * @CHORUS_EVENT_LEASE_EXPIRED: the lease deadline passed while this node
  *	owns the volume: its I/O is held (%CHORUS_A_HELD_IO)
+ * @CHORUS_EVENT_AUTH_FAILED: a replication connection for the volume was
+ *	refused for who it comes from: a wrong or missing proof of the peer
+ *	secret, or an address other than the peer's (%CHORUS_A_PEER,
+ *	%CHORUS_A_REASON, which names the address)
  * @__CHORUS_EVENT_MAX: internal
  */
 enum chorus_event {
@@ -377,6 +420,7 @@ enum chorus_event {
 	CHORUS_EVENT_PEER_ADDED,
 	CHORUS_EVENT_PEER_REMOVED,
 	CHORUS_EVENT_LEASE_EXPIRED,
+	CHORUS_EVENT_AUTH_FAILED,
 
 	__CHORUS_EVENT_MAX,
 };
