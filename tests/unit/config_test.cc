@@ -1,6 +1,9 @@
 // chorusd config file parsing.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <regex>
 #include <string>
 
@@ -260,6 +263,39 @@ TEST(Config, ClusterEndpointsAreChecked) {
     // An element on its own line is named by its line.
     ExpectError("[node]\nid = 1\n[cluster]\netcd = [\n  \"http://a:1\",\n  \"b:2\",\n]\n",
                 "^test\\.conf:6: 'etcd': 'b:2' is not");
+}
+
+// The replication peer secret: a root-owned file of mode 0600, checked when
+// the config is loaded, and the rotation window.
+TEST(Config, ClusterPeerSecret) {
+    if (geteuid() != 0)
+        GTEST_SKIP() << "a peer secret file must be owned by root";
+    test::TempDir dir;
+    std::string key = dir / "peer.key";
+    test::WriteFile(key, "0123456789abcdef0123456789abcdef\n");
+    ASSERT_EQ(chmod(key.c_str(), 0600), 0);
+    const std::string head = std::string(kClusterOnly);
+    Config c =
+        Parse(head + "peer_secret_file = \"" + key + "\"\npeer_secret_keep_previous = 600\n");
+    EXPECT_EQ(c.cluster->peer_secret_file, key);
+    EXPECT_EQ(c.cluster->peer_secret_keep_previous_s, 600u);
+    c = Parse(head);
+    EXPECT_TRUE(c.cluster->peer_secret_file.empty());
+    EXPECT_EQ(c.cluster->peer_secret_keep_previous_s, 0u);
+
+    ASSERT_EQ(chmod(key.c_str(), 0644), 0);
+    ExpectError(head + "peer_secret_file = \"" + key + "\"\n",
+                "^test\\.conf:5: 'peer_secret_file': peer secret file '.*/peer\\.key' has mode "
+                "0644: it must be readable by its owner only, mode 0600");
+    ASSERT_EQ(chmod(key.c_str(), 0600), 0);
+    ASSERT_EQ(chown(key.c_str(), 65534, 0), 0);
+    ExpectError(head + "peer_secret_file = \"" + key + "\"\n",
+                "^test\\.conf:5: 'peer_secret_file': peer secret file '.*' is owned by uid 65534: "
+                "it must be owned by root");
+    ExpectError(head + "peer_secret_file = \"peer.key\"\n",
+                "^test\\.conf:5: 'peer_secret_file': 'peer\\.key' is not an absolute path");
+    ExpectError(head + "peer_secret_keep_previous = 60\n",
+                "^test\\.conf:5: 'peer_secret_keep_previous' needs 'peer_secret_file'");
 }
 
 // etcd over TLS: https endpoints and the files, checked when the config is

@@ -1118,5 +1118,63 @@ TEST(GenlCodec, ParsesTheLeaseAndNamesWhatIsMissing) {
     EXPECT_THROW(ParseLeaseMessage(Bytes(volume.get())), Error);
 }
 
+TEST(GenlCodec, AuthSetCarriesOneThing) {
+    const uint8_t secret[20] = {1, 2, 3, 0, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19};
+    AuthSetRequest req;
+    req.secret = secret;
+    req.keep_previous_s = 600;
+    Parsed p = ParseRequest(BuildAuthSet(kFamily, req));
+    EXPECT_EQ(p.ghdr.cmd, CHORUS_CMD_AUTH_SET);
+    ASSERT_NE(p.tb[CHORUS_A_AUTH_SECRET], nullptr);
+    ASSERT_EQ(nla_len(p.tb[CHORUS_A_AUTH_SECRET]), 20);
+    EXPECT_EQ(std::memcmp(nla_data(p.tb[CHORUS_A_AUTH_SECRET]), secret, 20), 0);
+    ASSERT_NE(p.tb[CHORUS_A_AUTH_KEEP_PREVIOUS_S], nullptr);
+    EXPECT_EQ(nla_get_u32(p.tb[CHORUS_A_AUTH_KEEP_PREVIOUS_S]), 600u);
+    EXPECT_EQ(p.tb[CHORUS_A_AUTH_CLEAR], nullptr);
+
+    AuthSetRequest drop;
+    drop.drop_previous = true;
+    p = ParseRequest(BuildAuthSet(kFamily, drop));
+    EXPECT_NE(p.tb[CHORUS_A_AUTH_DROP_PREVIOUS], nullptr);
+    EXPECT_EQ(p.tb[CHORUS_A_AUTH_SECRET], nullptr);
+
+    AuthSetRequest none;
+    EXPECT_THROW(BuildAuthSet(kFamily, none), Error);
+    AuthSetRequest two = req;
+    two.clear = true;
+    EXPECT_THROW(BuildAuthSet(kFamily, two), Error);
+    AuthSetRequest keep_alone;
+    keep_alone.clear = true;
+    keep_alone.keep_previous_s = 5;
+    EXPECT_THROW(BuildAuthSet(kFamily, keep_alone), Error);
+    EXPECT_EQ(ParseRequest(BuildAuthGet(kFamily)).ghdr.cmd, CHORUS_CMD_AUTH_GET);
+}
+
+TEST(GenlCodec, ParsesTheAuthReply) {
+    NlMsgPtr msg(nlmsg_alloc());
+    genlmsg_put(msg.get(), 0, 42, kFamily, 0, 0, CHORUS_CMD_AUTH_GET, CHORUS_GENL_VERSION);
+    nla_put_u64(msg.get(), CHORUS_A_AUTH_KEY_ID, 0x1122334455667788ull);
+    nla_put_u64(msg.get(), CHORUS_A_AUTH_PREV_KEY_ID, 7);
+    nla_put_u32(msg.get(), CHORUS_A_AUTH_PREV_REMAINING_S, 30);
+    nla_put_u64(msg.get(), CHORUS_A_AUTH_FAILURES, 4);
+    AuthInfo auth = ParseAuthMessage(Bytes(msg.get()));
+    EXPECT_EQ(auth.key_id, 0x1122334455667788ull);
+    EXPECT_EQ(auth.prev_key_id, 7u);
+    EXPECT_EQ(auth.prev_remaining_s, 30u);
+    EXPECT_EQ(auth.failures, 4u);
+    EXPECT_EQ(EventName(CHORUS_EVENT_AUTH_FAILED), "auth-failed");
+
+    NlMsgPtr partial(nlmsg_alloc());
+    genlmsg_put(partial.get(), 0, 42, kFamily, 0, 0, CHORUS_CMD_AUTH_GET, CHORUS_GENL_VERSION);
+    nla_put_u64(partial.get(), CHORUS_A_AUTH_KEY_ID, 1);
+    try {
+        ParseAuthMessage(Bytes(partial.get()));
+        FAIL() << "an auth reply without its failure count was accepted";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("CHORUS_A_AUTH_PREV_KEY_ID"), std::string::npos)
+            << e.what();
+    }
+}
+
 }  // namespace
 }  // namespace chorus

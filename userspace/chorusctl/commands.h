@@ -36,6 +36,12 @@ std::unique_ptr<Command> NewVolumeVerify();
 std::unique_ptr<Command> NewLeaseSet();
 std::unique_ptr<Command> NewLeaseShow();
 
+// The node's peer secret (commands_auth.cc).
+std::unique_ptr<Command> NewAuthSet();
+std::unique_ptr<Command> NewAuthDropPrevious();
+std::unique_ptr<Command> NewAuthClear();
+std::unique_ptr<Command> NewAuthShow();
+
 // The cluster, from its store (commands_cluster.cc, commands_cluster_volume.cc).
 std::unique_ptr<Command> NewClusterStatus();
 std::unique_ptr<Command> NewNodeList();

@@ -6,6 +6,7 @@
 
 #include "chorusd/diskless_tender.h"
 #include "chorusd/volume_tender.h"
+#include "lib/peer_secret.h"
 #include "lib/replica_disk.h"
 
 namespace chorus {
@@ -209,6 +210,7 @@ void Reconciler::Pass(const SessionSnapshot& session) {
         return;
     try {
         bool pool_read = RefreshPool(false);
+        EnsurePeerSecret();
         EnsureListening();
         TendAll(session, view);
         // Each step lists the kernel's volumes again: TendAll may attach
@@ -230,6 +232,34 @@ void Reconciler::Pass(const SessionSnapshot& session) {
         kernel_watch_.Reopen();
         throw;
     }
+}
+
+void Reconciler::EnsurePeerSecret() {
+    if (cluster_.peer_secret_file.empty())
+        return;
+    SecretBytes secret;
+    try {
+        secret = ReadPeerSecret(cluster_.peer_secret_file);
+        problems_.Clear("peer secret");
+    } catch (const Error& e) {
+        // The kernel keeps what it has; connections go on as they were.
+        problems_.Report("peer secret", e.what());
+        return;
+    }
+    uint64_t before = kernel_->AuthGet().key_id;
+    AuthSetRequest req;
+    req.secret = secret.bytes();
+    req.keep_previous_s = cluster_.peer_secret_keep_previous_s;
+    kernel_->AuthSet(req);
+    AuthInfo after = kernel_->AuthGet();
+    if (after.key_id == before)
+        return;
+    std::string kept;
+    if (after.prev_key_id != 0)
+        kept = "; the previous one (" + KeyIdText(after.prev_key_id) + ") is accepted " +
+               std::to_string(after.prev_remaining_s) + " s more";
+    log_.Info("peer secret " + KeyIdText(after.key_id) + " set from " + cluster_.peer_secret_file +
+              kept);
 }
 
 void Reconciler::EnsureListening() {

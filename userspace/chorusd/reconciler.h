@@ -80,6 +80,9 @@ private:
     void PublishStatus(const SessionSnapshot& session, const std::vector<VolumeInfo>& attached);
     void MaybeAllowArming(const SessionSnapshot& session, const std::vector<VolumeInfo>& attached);
     void EnsureListening();
+    // Hands the kernel the secret of [cluster] peer_secret_file, read again
+    // each pass, so that a changed file takes effect without a restart.
+    void EnsurePeerSecret();
     // Reads the pool's size and free space if force or it is time; true if read.
     bool RefreshPool(bool force);
     VolumeClient* Kernel();

@@ -13,8 +13,12 @@
 #include <set>
 #include <sstream>
 
+#include <linux/chorus.h>
+
 #include "lib/config_table.h"
+#include "lib/errors.h"
 #include "lib/etcd_tls.h"
+#include "lib/peer_secret.h"
 #include "lib/volume_validate.h"
 
 namespace chorus {
@@ -202,6 +206,28 @@ void ParseTiming(ConfigTable& t, ClusterConfig& c) {
                                            std::to_string(c.lease_ttl_s) + " s)");
 }
 
+// [cluster]'s peer secret: an absolute path to a file ReadPeerSecret takes
+// (owner root, mode 0600, a secret of the right size), and the rotation
+// window, which means nothing without it.
+void ParsePeerSecret(ConfigTable& t, ClusterConfig& c) {
+    c.peer_secret_file = t.String("peer_secret_file").value_or("");
+    if (!c.peer_secret_file.empty()) {
+        if (c.peer_secret_file[0] != '/')
+            t.Fail(t.Line("peer_secret_file"),
+                   "'peer_secret_file': '" + c.peer_secret_file + "' is not an absolute path");
+        try {
+            ReadPeerSecret(c.peer_secret_file);
+        } catch (const Error& e) {
+            t.Fail(t.Line("peer_secret_file"), std::string("'peer_secret_file': ") + e.what());
+        }
+    }
+    c.peer_secret_keep_previous_s = static_cast<uint32_t>(
+        t.Integer("peer_secret_keep_previous", 0, CHORUS_AUTH_KEEP_MAX_S).value_or(0));
+    if (c.peer_secret_keep_previous_s && c.peer_secret_file.empty())
+        t.Fail(t.Line("peer_secret_keep_previous"),
+               "'peer_secret_keep_previous' needs 'peer_secret_file'");
+}
+
 // [cluster]: the etcd members, the session lease's timing, and this node's
 // part in replication.
 void ParseCluster(ConfigTable& t, Config& cfg) {
@@ -213,6 +239,7 @@ void ParseCluster(ConfigTable& t, Config& cfg) {
     if (std::string why = CheckAddress(c.address); !c.address.empty() && !why.empty())
         t.Fail(t.Line("address"), "'address': " + why);
     c.port = static_cast<uint16_t>(t.Integer("port", 1, 65535).value_or(c.port));
+    ParsePeerSecret(t, c);
     c.pool = t.String("pool").value_or("");
     if (std::string why = CheckPoolName(c.pool); !why.empty())
         t.Fail(t.Line("pool"), "'pool': " + why);

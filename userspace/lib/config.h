@@ -58,6 +58,13 @@ struct ClusterConfig {
     // the node takes no part in volumes (a member that only runs chorusctl).
     std::string address;
     uint16_t port = 7788;
+    // Replication authentication (Documentation/admin-guide.md, "Peer
+    // authentication"): the cluster's shared secret, a root-owned file of
+    // mode 0600, checked when loaded and read again on every pass (empty:
+    // authentication is left as the kernel has it, off at load), and how
+    // long the secret it replaces stays accepted when the file changes.
+    std::string peer_secret_file;
+    uint32_t peer_secret_keep_previous_s = 0;
     // The storage pool: the LVM volume group holding this node's replicas.
     // Empty: the node holds none.
     std::string pool;

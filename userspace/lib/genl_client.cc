@@ -1,6 +1,7 @@
 #include "lib/genl_client.h"
 
 #include <poll.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -159,7 +160,7 @@ int GenlSocket::ResolveGroup(const char* group_name) {
     return grp;
 }
 
-std::vector<std::vector<uint8_t>> GenlSocket::Request(NlMsgPtr msg) {
+std::vector<std::vector<uint8_t>> GenlSocket::Request(const NlMsgPtr& msg) {
     NlCbPtr cb(nl_cb_alloc(NL_CB_DEFAULT));
     if (!cb)
         throw Error("cannot allocate netlink callbacks", ENOMEM);
@@ -268,6 +269,26 @@ LeaseInfo VolumeClient::LeaseGet() {
     if (replies.empty())
         throw Error("the kernel sent no reply to LEASE_GET", EPROTO);
     return ParseLeaseMessage(replies.front());
+}
+
+void VolumeClient::AuthSet(const AuthSetRequest& req) {
+    NlMsgPtr msg = BuildAuthSet(sock_.family(), req);
+    // Wipes the message's copy of the secret however the request ends.
+    struct Wipe {
+        nl_msg* msg;
+        ~Wipe() {
+            nlmsghdr* h = nlmsg_hdr(msg);
+            explicit_bzero(h, h->nlmsg_len);
+        }
+    } wipe{msg.get()};
+    sock_.Request(msg);
+}
+
+AuthInfo VolumeClient::AuthGet() {
+    auto replies = sock_.Request(BuildAuthGet(sock_.family()));
+    if (replies.empty())
+        throw Error("the kernel sent no reply to AUTH_GET", EPROTO);
+    return ParseAuthMessage(replies.front());
 }
 
 EventListener EventListener::Open() {

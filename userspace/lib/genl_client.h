@@ -40,7 +40,7 @@ public:
     // (raw, starting at the nlmsghdr): one for a doit command with a reply,
     // none for one without, all parts for a dump. Throws NetlinkError with
     // the errno and extack message if the kernel refused the request.
-    std::vector<std::vector<uint8_t>> Request(NlMsgPtr msg);
+    std::vector<std::vector<uint8_t>> Request(const NlMsgPtr& msg);
 
     // Multicast group id of group_name in this socket's family.
     int ResolveGroup(const char* group_name);
@@ -83,6 +83,10 @@ public:
     // nanoseconds, 0 disarms.
     void LeaseSet(uint64_t deadline_ns);
     LeaseInfo LeaseGet();
+    // The node's peer secret (CHORUS_CMD_AUTH_SET/GET). The request's copy
+    // of a secret is wiped once sent.
+    void AuthSet(const AuthSetRequest& req);
+    AuthInfo AuthGet();
 
 private:
     GenlSocket sock_;

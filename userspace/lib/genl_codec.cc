@@ -55,6 +55,14 @@ constexpr std::array<const char*, CHORUS_A_MAX + 1> kAttrNames = {
     "CHORUS_A_DISK_TIMEOUT_MS",
     "CHORUS_A_DISK_ERROR",
     "CHORUS_A_DISK_FAILED_AT",
+    "CHORUS_A_AUTH_SECRET",
+    "CHORUS_A_AUTH_KEEP_PREVIOUS_S",
+    "CHORUS_A_AUTH_DROP_PREVIOUS",
+    "CHORUS_A_AUTH_CLEAR",
+    "CHORUS_A_AUTH_KEY_ID",
+    "CHORUS_A_AUTH_PREV_KEY_ID",
+    "CHORUS_A_AUTH_PREV_REMAINING_S",
+    "CHORUS_A_AUTH_FAILURES",
 };
 
 constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
@@ -97,7 +105,7 @@ constexpr std::array<const char*, CHORUS_CMD_MAX + 1> kCommandNames = {
     "UNSPEC",          "VOLUME_CREATE", "VOLUME_DESTROY",  "VOLUME_GET",   "EVENT",
     "LISTEN",          "UNLISTEN",      "PEER_ADD",        "PEER_DEL",     "PEER_CONNECT",
     "PEER_DISCONNECT", "SET_ROLE",      "WRITESET_REMOVE", "VERIFY_START", "VOLUME_SET",
-    "LEASE_SET",       "LEASE_GET",     "DISK_ATTACH",
+    "LEASE_SET",       "LEASE_GET",     "DISK_ATTACH",     "AUTH_SET",     "AUTH_GET",
 };
 
 // A value of a small enum by name; "unknown(N)" for 0 and for values newer
@@ -380,9 +388,9 @@ std::string VolumeStateName(uint32_t state) {
 
 std::string EventName(uint32_t event) {
     static constexpr std::array<const char*, __CHORUS_EVENT_MAX> kNames = {
-        "unspec",     "created",      "destroyed",     "state",  "role",
-        "peer-state", "writeset",     "resync",        "verify", "stale-epoch",
-        "peer-added", "peer-removed", "lease-expired",
+        "unspec",     "created",      "destroyed",     "state",       "role",
+        "peer-state", "writeset",     "resync",        "verify",      "stale-epoch",
+        "peer-added", "peer-removed", "lease-expired", "auth-failed",
     };
     return EnumName(kNames, event);
 }
@@ -691,6 +699,65 @@ LeaseInfo ParseLeaseMessage(std::span<const uint8_t> msg) {
     lease.expiries =
         GetScalar<uint64_t>(a[CHORUS_A_LEASE_EXPIRIES], AttrName(CHORUS_A_LEASE_EXPIRIES));
     return lease;
+}
+
+NlMsgPtr BuildAuthSet(int family, const AuthSetRequest& req) {
+    int given = !req.secret.empty() + req.drop_previous + req.clear;
+    if (given != 1)
+        throw Error(
+            "an AUTH_SET request sets a secret, drops the previous one or clears them: "
+            "exactly one",
+            EINVAL);
+    if (req.keep_previous_s && req.secret.empty())
+        throw Error("keeping the previous secret goes with a new one", EINVAL);
+    NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_AUTH_SET, 0);
+    if (!req.secret.empty())
+        Check(nla_put(msg.get(), CHORUS_A_AUTH_SECRET, static_cast<int>(req.secret.size()),
+                      req.secret.data()),
+              CHORUS_A_AUTH_SECRET);
+    if (req.keep_previous_s)
+        PutU32(msg.get(), CHORUS_A_AUTH_KEEP_PREVIOUS_S, req.keep_previous_s);
+    if (req.drop_previous)
+        Check(nla_put_flag(msg.get(), CHORUS_A_AUTH_DROP_PREVIOUS), CHORUS_A_AUTH_DROP_PREVIOUS);
+    if (req.clear)
+        Check(nla_put_flag(msg.get(), CHORUS_A_AUTH_CLEAR), CHORUS_A_AUTH_CLEAR);
+    return msg;
+}
+
+NlMsgPtr BuildAuthGet(int family) {
+    return NewGenlMessage(family, CHORUS_CMD_AUTH_GET, 0);
+}
+
+AuthInfo ParseAuthMessage(std::span<const uint8_t> msg) {
+    nlmsghdr nlh;
+    Payload payload = CheckNetlinkHeader(msg, nlh);
+    if (nlh.nlmsg_type == NLMSG_ERROR) {
+        NetlinkAck ack = ParseAckMessage(msg);
+        throw NetlinkError(ack.errnum, ack.extack);
+    }
+    if (nlh.nlmsg_type < NLMSG_MIN_TYPE || payload.size() < GENL_HDRLEN)
+        throw Error("malformed auth message");
+    genlmsghdr ghdr;
+    std::memcpy(&ghdr, payload.data(), sizeof(ghdr));
+    if (ghdr.cmd != CHORUS_CMD_AUTH_GET)
+        throw Error("unexpected chorus command " + std::to_string(ghdr.cmd) +
+                    " in an auth message");
+    std::array<std::optional<Payload>, CHORUS_A_MAX + 1> a;
+    SplitAttributes(payload.subspan(GENL_HDRLEN), a, "the auth message");
+    static constexpr int kRequired[] = {CHORUS_A_AUTH_KEY_ID, CHORUS_A_AUTH_PREV_KEY_ID,
+                                        CHORUS_A_AUTH_PREV_REMAINING_S, CHORUS_A_AUTH_FAILURES};
+    for (int type : kRequired)
+        if (!a[type])
+            throw Error("missing " + AttrName(type) + " in the auth message");
+    AuthInfo auth;
+    auth.key_id = GetScalar<uint64_t>(a[CHORUS_A_AUTH_KEY_ID], AttrName(CHORUS_A_AUTH_KEY_ID));
+    auth.prev_key_id =
+        GetScalar<uint64_t>(a[CHORUS_A_AUTH_PREV_KEY_ID], AttrName(CHORUS_A_AUTH_PREV_KEY_ID));
+    auth.prev_remaining_s = GetScalar<uint32_t>(a[CHORUS_A_AUTH_PREV_REMAINING_S],
+                                                AttrName(CHORUS_A_AUTH_PREV_REMAINING_S));
+    auth.failures =
+        GetScalar<uint64_t>(a[CHORUS_A_AUTH_FAILURES], AttrName(CHORUS_A_AUTH_FAILURES));
+    return auth;
 }
 
 std::string LeaseStateName(uint32_t state) {

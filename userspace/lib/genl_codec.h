@@ -210,6 +210,22 @@ struct LeaseInfo {
     uint64_t expiries = 0;     // deadlines that passed since the module was loaded
 };
 
+// CHORUS_CMD_AUTH_SET: exactly one of a new secret, drop_previous, clear.
+struct AuthSetRequest {
+    std::span<const uint8_t> secret;  // empty: not a new secret
+    uint32_t keep_previous_s = 0;     // with a secret: keep the replaced one this long
+    bool drop_previous = false;
+    bool clear = false;
+};
+
+// The reply to CHORUS_CMD_AUTH_GET: ids only, never a secret.
+struct AuthInfo {
+    uint64_t key_id = 0;       // the current secret; 0: none (authentication off)
+    uint64_t prev_key_id = 0;  // the previous one still accepted; 0: none
+    uint32_t prev_remaining_s = 0;
+    uint64_t failures = 0;  // connections refused since the module was loaded
+};
+
 // Request builders. family is the resolved generic netlink family id. The
 // socket layer fills in port id, sequence number and NLM_F_ACK when sending.
 NlMsgPtr BuildVolumeCreate(int family, const VolumeCreateRequest& req);
@@ -230,6 +246,11 @@ NlMsgPtr BuildVolumeSet(int family, const VolumeSetRequest& req);
 // CHORUS_CMD_LEASE_SET; 0 disarms the lease.
 NlMsgPtr BuildLeaseSet(int family, uint64_t deadline_ns);
 NlMsgPtr BuildLeaseGet(int family);
+// Throws chorus::Error for a request that is not exactly one thing.
+NlMsgPtr BuildAuthSet(int family, const AuthSetRequest& req);
+NlMsgPtr BuildAuthGet(int family);
+// Parses the reply to CHORUS_CMD_AUTH_GET; throws like ParseVolumeMessage.
+AuthInfo ParseAuthMessage(std::span<const uint8_t> msg);
 // Parses the reply to CHORUS_CMD_LEASE_GET; throws like ParseVolumeMessage.
 LeaseInfo ParseLeaseMessage(std::span<const uint8_t> msg);
 
