@@ -9,6 +9,7 @@
  *   sysfs.c    /sys/block/chorusN/chorus/
  *   genl.c     the generic netlink family "chorus"
  *   lease.c    the node's lease deadline: owners hold I/O past it
+ *   auth.c     peer authentication of replication connections (auth.h)
  *   latency.c  read and write latency histograms
  *
  * and replication, declared in repl.h.

@@ -362,6 +362,8 @@ int chorus_rdma_send(struct chorus_conn *conn,
 	struct chorus_rdma_send *s;
 	int ret;
 
+	/* The largest body sent: a HELLO or HELLO_ACK with authentication. */
+	BUILD_BUG_ON(sizeof(struct chorus_wire_hello_full) > CHORUS_RDMA_MAX_BODY);
 	if (body_len > CHORUS_RDMA_MAX_BODY || (body_len && data && data->len))
 		return -EMSGSIZE;
 	/* A READ of detached pages could come after they are freed. */

@@ -27,7 +27,7 @@
 #define CHORUS_RDMA_RECV_DEPTH	32		/* receive buffers per queue */
 #define CHORUS_RDMA_SEND_DEPTH	(CHORUS_RDMA_RECV_DEPTH + 4)
 #define CHORUS_RDMA_MAX_SGE	32		/* send SGEs we ever use */
-#define CHORUS_RDMA_MAX_BODY	128		/* inline body after a header */
+#define CHORUS_RDMA_MAX_BODY	192		/* inline body after a header */
 #define CHORUS_RDMA_HDR_BUF	(sizeof(struct chorus_wire_hdr) + \
 				 CHORUS_RDMA_MAX_BODY)
 #define CHORUS_RDMA_READ_PAGES	(CHORUS_WIRE_MAX_PAYLOAD / PAGE_SIZE)

@@ -10,12 +10,24 @@ first connection and reports what came back:
   status=N   an answer with wire status N (0 ok, 2 stale epoch, ...)
   closed     the replica closed the connection
   refused=N  the handshake was refused with status N
+  auth-refused=N  the acceptor refused the proof in AUTH with status N
+             (after which the crafted message is sent anyway: the
+             connection must be closed)
+  bad-acceptor-proof  the acceptor's proof in HELLO_ACK is wrong
 
 Cases: ok-write, stale-write, bad-magic, bad-hdr-crc, bad-version, bad-type,
 reserved-type, bad-flags, bad-payload-len, too-long, bad-range, unaligned,
 bad-reserved, bad-volume-id, bad-payload-crc, ack-unknown, wrong-uuid.
+
+Authentication (Documentation/wire-protocol.rst, "Authentication"), written
+from the page: --auth-secret-file F proves F's secret (a peer that knows
+it); --auth-key-id HEX offers that secret id without knowing the secret (an
+impostor) and answers the challenge with --auth-proof random bytes or the
+acceptor's own proof echoed.
 """
 import argparse
+import hashlib
+import hmac
 import os
 import socket
 import struct
@@ -24,8 +36,12 @@ import uuid as uuidlib
 
 MAGIC = 0x524F4843
 HELLO, HELLO_ACK, WRITE, WRITE_ACK = 1, 2, 3, 4
+AUTH, AUTH_ACK = 23, 24
 F_OWNER = 1
-F_FUA, F_PAYLOAD_CRC = 1, 2
+F_FUA, F_PAYLOAD_CRC, F_AUTH = 1, 2, 0x10
+LABEL_ACCEPTOR = b"chorus-acceptor\0"
+LABEL_DIALLER = b"chorus-dialler\0\0"
+LABEL_KEY_ID = b"chorus-key-id\0\0\0"
 
 
 def _crc_table():
@@ -76,20 +92,65 @@ def recv_exact(s, n):
     return buf
 
 
+def mac(secret, label, hello_payload, ack_payload):
+    """HMAC-SHA256 over the label, the HELLO, the HELLO_ACK with its mac zeroed."""
+    return hmac.new(secret, label + hello_payload + ack_payload[:144] + b"\0" * 32,
+                    hashlib.sha256).digest()
+
+
+def key_id(secret):
+    kid = hmac.new(secret, LABEL_KEY_ID, hashlib.sha256).digest()[:8]
+    return int.from_bytes(kid, "little") or 1
+
+
+def read_secret(path):
+    with open(path, "rb") as f:
+        data = f.read()
+    return data[:-1] if data.endswith(b"\n") else data
+
+
+def authenticate(args, s, payload, ack):
+    """Answer the acceptor's challenge; None, or what went wrong."""
+    if len(ack) != 176:
+        return "no-challenge"
+    if args.secret is not None:
+        if not hmac.compare_digest(ack[144:], mac(args.secret, LABEL_ACCEPTOR, payload, ack)):
+            return "bad-acceptor-proof"
+        proof = mac(args.secret, LABEL_DIALLER, payload, ack)
+    elif args.auth_proof == "echo":
+        proof = ack[144:]
+    else:
+        proof = os.urandom(32)
+    s.sendall(header(AUTH, payload_len=32) + proof)
+    ans = recv_exact(s, 64)
+    if ans is None or ans[5] != AUTH_ACK:
+        return "closed"
+    status = struct.unpack_from("<I", ans, 44)[0]
+    return f"auth-refused={status}" if status else None
+
+
 def handshake(args):
     session = int.from_bytes(os.urandom(8), "little") | 1
     conns = []
     for i in range(args.conns):
         s = socket.create_connection((args.host, args.port), timeout=10)
-        h = hello(args, i, session)
-        s.sendall(header(HELLO, payload_len=len(h)) + h)
+        payload = hello(args, i, session)
+        flags = 0
+        if args.kid:
+            payload += os.urandom(32) + struct.pack("<QQ", args.kid, 0) + b"\0" * 32
+            flags = F_AUTH
+        s.sendall(header(HELLO, payload_len=len(payload), flags=flags) + payload)
         ans = recv_exact(s, 64)
         if ans is None:
             return None, "closed"
         status = struct.unpack_from("<I", ans, 44)[0]
-        recv_exact(s, struct.unpack_from("<I", ans, 8)[0])
+        ack = recv_exact(s, struct.unpack_from("<I", ans, 8)[0]) or b""
         if status:
             return None, f"refused={status}"
+        if args.kid:
+            err = authenticate(args, s, payload, ack)
+            if err:
+                return [s], err
         conns.append(s)
     return conns, None
 
@@ -155,10 +216,27 @@ def main():
     p.add_argument("--epoch", type=int, required=True)
     p.add_argument("--conns", type=int, default=2)
     p.add_argument("--sector", type=int, default=2048)
+    p.add_argument("--auth-secret-file")
+    p.add_argument("--auth-key-id", type=lambda x: int(x, 16))
+    p.add_argument("--auth-proof", choices=("random", "echo"), default="random")
     args = p.parse_args()
     if args.case == "wrong-uuid":
         args.uuid = str(uuidlib.uuid4())
+    args.secret = read_secret(args.auth_secret_file) if args.auth_secret_file else None
+    args.kid = args.auth_key_id or (key_id(args.secret) if args.secret else 0)
     conns, err = handshake(args)
+    if err and err.startswith("auth-refused") and conns:
+        # Refused: the connection must be closed, whatever comes next.
+        try:
+            conns[0].settimeout(5)
+            conns[0].sendall(crafted(args))
+            after = "open" if recv_exact(conns[0], 64) is not None else "closed"
+        except (ConnectionResetError, BrokenPipeError):
+            after = "closed"
+        except socket.timeout:
+            after = "timeout"
+        print(f"{err} {after}")
+        return 0
     if err:
         print(err)
         return 0
