@@ -107,6 +107,9 @@ static void put_valid(struct genl_msg *m, uint16_t *type, uint8_t *buf, size_t *
 	case CHORUS_A_LEASE_NOW_NS:
 	case CHORUS_A_LEASE_EXPIRIES:
 	case CHORUS_A_DISK_FAILED_AT:
+	case CHORUS_A_AUTH_KEY_ID:
+	case CHORUS_A_AUTH_PREV_KEY_ID:
+	case CHORUS_A_AUTH_FAILURES:
 		v = rnd_below(2) ? v % 16 : v;
 		memcpy(buf, &v, 8);
 		*len = 8;
@@ -121,7 +124,15 @@ static void put_valid(struct genl_msg *m, uint16_t *type, uint8_t *buf, size_t *
 		buf[0] = v % 3;
 		return;
 	case CHORUS_A_DISKLESS:
+	case CHORUS_A_AUTH_DROP_PREVIOUS:
+	case CHORUS_A_AUTH_CLEAR:
 		*len = 0;
+		return;
+	case CHORUS_A_AUTH_SECRET:
+		/* Around the 16..128 bytes the policy takes. */
+		*len = rnd_below(2) ? 16 + rnd_below(113) : rnd_below(161);
+		for (v = 0; v < *len; v++)
+			buf[v] = rnd();
 		return;
 	default:	/* u32: small values are the valid ones */
 		v = rnd_below(4) ? v % 9 : v;
@@ -136,7 +147,7 @@ static void put_random(struct genl_msg *m, int depth);
 
 static void put_one(struct genl_msg *m, int depth)
 {
-	uint8_t buf[96];
+	uint8_t buf[160];	/* an AUTH_SECRET of up to 160 bytes */
 	uint16_t type;
 	size_t len, i;
 
@@ -211,7 +222,7 @@ static bool needs_admin(uint8_t cmd)
 {
 	return cmd >= CHORUS_CMD_VOLUME_CREATE && cmd <= CHORUS_CMD_MAX &&
 	       cmd != CHORUS_CMD_VOLUME_GET && cmd != CHORUS_CMD_EVENT &&
-	       cmd != CHORUS_CMD_LEASE_GET;
+	       cmd != CHORUS_CMD_LEASE_GET && cmd != CHORUS_CMD_AUTH_GET;
 }
 
 struct run_result {
