@@ -5,7 +5,8 @@
  * Runs on vm2 (the initiator) and drives vm1 (the target) with lab_run():
  * vm1 loads chorus + nvmet, creates a volume on vda with chorusctl, writes a
  * chorusd config and applies it with `chorusd --once`; vm2 connects over TCP
- * or RDMA (soft-RoCE), runs fio verify on the namespace, compares the data
+ * or RDMA (soft-RoCE) with the one host NQN the config lists (another host
+ * NQN is refused first), runs fio verify on the namespace, compares the data
  * with /dev/chorus0 on vm1 and disconnects. The last case tears the export
  * down on vm1 while vm2 is still connected. No kernel warnings on either VM.
  */
@@ -17,6 +18,7 @@
 
 #define TARGET		1
 #define NQN		"nqn.2026-11.org.chorus:test"
+#define HOSTNQN		"nqn.2026-11.org.chorus:nvmf-host"
 #define VOL		"nvmf0"
 #define VOL_SIZE	(128 * MiB)
 #define CONF		"/run/chorus-selftest-nvmf.conf"
@@ -96,6 +98,7 @@ FIXTURE_SETUP(nvmf)
 			    "id = 1\n"
 			    "[subsystem]\n"
 			    "nqn = \"" NQN "\"\n"
+			    "hosts = [\"" HOSTNQN "\"]\n"
 			    "[port.tcp1]\n"
 			    "transport = \"tcp\"\n"
 			    "address = \"10.99.0.1\"\n"
@@ -188,7 +191,12 @@ static void __connect(struct __test_metadata *_metadata, const char *transport,
 	 * destruction soft-RoCE could not finish, most likely after such a
 	 * teardown. An emulator fault, not what these cases test.
 	 */
-	ASSERT_EQ(0, run("nvme connect -t %s -a 10.99.0.1 -s 4420 -k 30 -n " NQN, transport))
+	/* The subsystem admits the listed host only (allowed_hosts). */
+	ASSERT_NE(0, run("nvme connect -t %s -a 10.99.0.1 -s 4420 -k 30 -n " NQN
+			 " --hostnqn nqn.2026-11.org.chorus:intruder 2>/dev/null", transport))
+		TH_LOG("a host not in the config's hosts connected over %s", transport);
+	ASSERT_EQ(0, run("nvme connect -t %s -a 10.99.0.1 -s 4420 -k 30 -n " NQN
+			 " --hostnqn " HOSTNQN, transport))
 		TH_LOG("nvme connect over %s failed", transport);
 	end = now_ms() + 60000;
 	for (;;) {

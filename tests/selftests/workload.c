@@ -25,6 +25,7 @@
 #define SIZE_MB		RL_SIZE_MB
 #define EPOCH		5
 #define NQN		"nqn.2026-11.org.chorus:workload"
+#define HOSTNQN		"nqn.2026-11.org.chorus:workload-host"
 #define CONF		"/run/chorus-selftest-workload.conf"
 #define MNT		"/mnt/chorus-wl"
 /* xfsprogs refuses file systems under 300 MB except for fstests, which sets these. */
@@ -99,6 +100,7 @@ static void __start_nvmf(struct __test_metadata *_metadata, FIXTURE_DATA(workloa
 	ASSERT_EQ(0, rl_on(1, "modprobe -a nvmet nvmet-tcp && "
 			   "mountpoint -q /sys/kernel/config && cat > " CONF " <<'EOF'\n"
 			   "[node]\nid = 1\n[subsystem]\nnqn = \"" NQN "\"\n"
+			   "hosts = [\"" HOSTNQN "\"]\n"
 			   "[port.tcp1]\ntransport = \"tcp\"\naddress = \"10.99.0.1\"\n"
 			   "service = 4420\n"
 			   "[ana]\ngroups = [1]\n"
@@ -107,7 +109,7 @@ static void __start_nvmf(struct __test_metadata *_metadata, FIXTURE_DATA(workloa
 			   "%s/build/bin/chorusd --config " CONF " --once", chorus_src()));
 	/* Keep-alive 30 s: a TCG guest under load can miss the default 5 s. */
 	ASSERT_EQ(0, rl_on(PEER, "modprobe nvme-tcp && nvme connect -t tcp -a 10.99.0.1 "
-			   "-s 4420 -k 30 -n " NQN " >/dev/null"));
+			   "-s 4420 -k 30 -n " NQN " --hostnqn " HOSTNQN " >/dev/null"));
 	self->vm = PEER;
 	do {
 		rl_on_out(PEER, self->dev, sizeof(self->dev),

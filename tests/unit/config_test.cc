@@ -21,7 +21,7 @@ const char kValid[] =
     "\n"                                                 // 4
     "[subsystem]\n"                                      // 5
     "nqn = \"nqn.2026-11.org.chorus:demo\"\n"            // 6
-    "\n"                                                 // 7
+    "hosts = [\"nqn.2026-11.org.chorus:host1\"]\n"       // 7
     "[port.tcp1]\n"                                      // 8
     "transport = \"tcp\"\n"                              // 9
     "address = \"10.99.0.2\"\n"                          // 10
@@ -74,7 +74,8 @@ TEST(Config, ParsesFullExample) {
     EXPECT_EQ(c.serial, DefaultSerial(c.nqn));
     EXPECT_EQ(c.serial.size(), 16u);
     EXPECT_EQ(c.model, "chorus");
-    EXPECT_TRUE(c.allow_any_host);
+    EXPECT_EQ(c.hosts, (std::vector<std::string>{"nqn.2026-11.org.chorus:host1"}));
+    EXPECT_FALSE(c.allow_any_host);
 
     ASSERT_EQ(c.ports.size(), 2u);
     EXPECT_EQ(c.ports[0].label, "tcp1");
@@ -117,6 +118,35 @@ TEST(Config, ExplicitValuesOverrideDefaults) {
     EXPECT_EQ(c.model, "chorus test");
     EXPECT_FALSE(c.allow_any_host);
     EXPECT_EQ(c.ports[1].id, 9u);
+}
+
+// Who may connect: a host list or allow_any_host, exactly one of them.
+TEST(Config, HostsOrAllowAnyHost) {
+    const std::string hosts = "hosts = [\"nqn.2026-11.org.chorus:host1\"]\n";
+    Config any = Parse(Replace(kValid, hosts, "allow_any_host = true\n"));
+    EXPECT_TRUE(any.allow_any_host);
+    EXPECT_TRUE(any.hosts.empty());
+    Config two = Parse(Replace(
+        kValid, hosts, "hosts = [\"nqn.2026-11.org.chorus:b\", \"nqn.2026-11.org.chorus:a\"]\n"));
+    EXPECT_EQ(two.hosts,
+              (std::vector<std::string>{"nqn.2026-11.org.chorus:b", "nqn.2026-11.org.chorus:a"}));
+
+    ExpectError(Replace(kValid, hosts, "\n"),
+                "^test\\.conf:5: no host may connect: list the hosts' NQNs in 'hosts' \\(or set "
+                "allow_any_host = true to admit every host\\)$");
+    ExpectError(Replace(kValid, hosts, "allow_any_host = false\n"), "^test\\.conf:5: no host may");
+    ExpectError(Replace(kValid, hosts, "hosts = []\n"), "^test\\.conf:5: no host may");
+    ExpectError(Replace(kValid, "[port.tcp1]", "allow_any_host = true\n[port.tcp1]"),
+                "^test\\.conf:8: 'allow_any_host' is true and 'hosts' are listed: give one or "
+                "the other$");
+    ExpectError(Replace(kValid, hosts, "hosts = [\"host1\"]\n"),
+                "^test\\.conf:7: 'hosts': host host1: .*'nqn\\.'");
+    ExpectError(
+        Replace(kValid, hosts,
+                "hosts = [\"nqn.2026-11.org.chorus:a\",\n  \"nqn.2026-11.org.chorus:a\"]\n"),
+        "^test\\.conf:8: 'hosts': host nqn.2026-11.org.chorus:a listed twice$");
+    ExpectError(Replace(kValid, hosts, "hosts = \"nqn.2026-11.org.chorus:a\"\n"),
+                "^test\\.conf:7: 'hosts': ");
 }
 
 TEST(Config, DefaultCntlidRangesAreDisjoint) {
@@ -200,7 +230,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Config, MissingSections) {
     ExpectError(Replace(kValid, "[node]\nid = 2                 # this node\n", ""),
                 "^test\\.conf: missing required section \\[node\\]");
-    ExpectError(Replace(kValid, "[subsystem]\nnqn = \"nqn.2026-11.org.chorus:demo\"\n", ""),
+    ExpectError(Replace(kValid,
+                        "[subsystem]\nnqn = \"nqn.2026-11.org.chorus:demo\"\n"
+                        "hosts = [\"nqn.2026-11.org.chorus:host1\"]\n",
+                        ""),
                 "^test\\.conf: missing required section \\[subsystem\\]");
     std::string no_ports =
         Replace(kValid, "[port.tcp1]\ntransport = \"tcp\"\naddress = \"10.99.0.2\"\n", "");
@@ -553,7 +586,7 @@ TEST(Config, TomlSpellingsAreEquivalent) {
     Config c = Parse(
         "  # indented comment\n"
         "node.id = 2\n"
-        "subsystem = { nqn = \"nqn.2026-11.org.chorus:demo\", allow_any_host = false }\n"
+        "subsystem = { nqn = \"nqn.2026-11.org.chorus:demo\", allow_any_host = true }\n"
         "  [port.tcp1]   # trailing comment\n"
         "  transport = 'tcp'\n"
         "\taddress = \"10.99.0.2\"   # the lab\n"
@@ -562,7 +595,7 @@ TEST(Config, TomlSpellingsAreEquivalent) {
         "address = \"10.99.0.2\"\n"
         "service = 0x1145\n");
     EXPECT_EQ(c.node_id, 2u);
-    EXPECT_FALSE(c.allow_any_host);
+    EXPECT_TRUE(c.allow_any_host);
     ASSERT_EQ(c.ports.size(), 2u);
     EXPECT_EQ(c.ports[0].label, "tcp1");
     EXPECT_EQ(c.ports[0].transport, "tcp");
@@ -572,7 +605,7 @@ TEST(Config, TomlSpellingsAreEquivalent) {
     // A port written before [node] is still checked, on its own line.
     ExpectError(
         "[port.\"rdma 1\"]\ntransport = \"x\"\n[node]\nid = 1\n[subsystem]\n"
-        "nqn = \"nqn.x:y\"\n",
+        "nqn = \"nqn.x:y\"\nallow_any_host = true\n",
         "^test\\.conf:2: 'transport': 'x'");
     ExpectError("[node]\nid = 1\n[cluster]\netcd = [\"http://a:1\"]\n[port.\"a b\"]\n",
                 "^test\\.conf:5: \\[port\\.\"a b\"\\]: missing required key 'transport'$");

@@ -27,6 +27,7 @@ using test::WriteFile;
 const char kConfig[] =
     "[node]\nid = 1\n"
     "[subsystem]\nnqn = \"nqn.2026-11.org.chorus:demo\"\n"
+    "hosts = [\"nqn.2026-11.org.chorus:host1\"]\n"
     "[port.tcp1]\ntransport = \"tcp\"\naddress = \"10.99.0.1\"\n"
     "[port.rdma1]\ntransport = \"rdma\"\naddress = \"10.99.0.1\"\n"
     "[ana]\ngroups = [1, 2, 3]\n"

@@ -14,6 +14,7 @@ using Kind = ConfigfsOp::Kind;
 const char kConfig[] =
     "[node]\nid = 2\n"
     "[subsystem]\nnqn = \"nqn.2026-11.org.chorus:demo\"\nserial = \"SN42\"\n"
+    "hosts = [\"nqn.2026-11.org.chorus:h1\", \"nqn.2026-11.org.chorus:h2\"]\n"
     "[port.tcp1]\ntransport = \"tcp\"\naddress = \"10.99.0.2\"\n"
     "[port.rdma1]\ntransport = \"rdma\"\naddress = \"10.99.0.2\"\nid = 5\n"
     "[ana]\ngroups = [1, 2, 3]\n"
@@ -49,9 +50,10 @@ protected:
         return plan_.at(Index(kind, path));
     }
 
-    size_t FirstOf(Kind kind) const {
+    // The first link of the subsystem into a port: from then on hosts see it.
+    size_t FirstPortLink() const {
         for (size_t i = 0; i < plan_.size(); i++)
-            if (plan_[i].kind == kind)
+            if (plan_[i].kind == Kind::kSymlink && plan_[i].path.starts_with("nvmet/ports/"))
                 return i;
         return plan_.size();
     }
@@ -61,7 +63,7 @@ protected:
 };
 
 TEST_F(NvmetPlan, SubsystemIdentityBeforeAnyPortLink) {
-    size_t first_link = FirstOf(Kind::kSymlink);
+    size_t first_link = FirstPortLink();
     ASSERT_LT(first_link, plan_.size());
     size_t mk = Index(Kind::kMkdir, kSubsys);
     for (const char* attr : {"attr_allow_any_host", "attr_serial", "attr_model", "attr_cntlid_min",
@@ -72,12 +74,43 @@ TEST_F(NvmetPlan, SubsystemIdentityBeforeAnyPortLink) {
     }
     EXPECT_EQ(Op(Kind::kWrite, kSubsys + "/attr_serial").value, "SN42");
     EXPECT_EQ(Op(Kind::kWrite, kSubsys + "/attr_model").value, "chorus");
-    EXPECT_EQ(Op(Kind::kWrite, kSubsys + "/attr_allow_any_host").value, "1");
+    EXPECT_EQ(Op(Kind::kWrite, kSubsys + "/attr_allow_any_host").value, "0");
     EXPECT_EQ(Op(Kind::kWrite, kSubsys + "/attr_cntlid_min").value, "2001");
     EXPECT_EQ(Op(Kind::kWrite, kSubsys + "/attr_cntlid_max").value, "4000");
     // cntlid_min first: the kernel rejects a max at or below the current min.
     EXPECT_LT(Index(Kind::kWrite, kSubsys + "/attr_cntlid_min"),
               Index(Kind::kWrite, kSubsys + "/attr_cntlid_max"));
+}
+
+// Only the listed hosts: each a host object linked into allowed_hosts, after
+// allow_any_host is cleared (nvmet refuses a link while it is set) and
+// before any port shows the subsystem.
+TEST_F(NvmetPlan, ListedHostsAllowedBeforeAnyPortLink) {
+    size_t any = Index(Kind::kWrite, kSubsys + "/attr_allow_any_host");
+    for (const char* h : {"nqn.2026-11.org.chorus:h1", "nqn.2026-11.org.chorus:h2"}) {
+        size_t host = Index(Kind::kMkdir, std::string("nvmet/hosts/") + h);
+        EXPECT_GT(host, Index(Kind::kEnsureDir, "nvmet/hosts"));
+        size_t link = Index(Kind::kSymlink, kSubsys + "/allowed_hosts/" + h);
+        EXPECT_EQ(plan_[link].value, std::string("nvmet/hosts/") + h);
+        EXPECT_GT(link, host);
+        EXPECT_GT(link, any);
+        EXPECT_GT(link, Index(Kind::kEnsureDir, kSubsys + "/allowed_hosts"));
+        EXPECT_LT(link, FirstPortLink());
+    }
+}
+
+TEST(NvmetPlanAnyHost, NoHostObjectsNoLinks) {
+    Config c = ParseConfig(
+        "[node]\nid = 1\n[subsystem]\nnqn = \"nqn.x:y\"\nallow_any_host = true\n[port.p]\n"
+        "transport = \"tcp\"\naddress = \"10.99.0.1\"\n",
+        "any.conf");
+    for (const auto& op : PlanNvmetExport(c)) {
+        EXPECT_FALSE(op.path.starts_with("nvmet/hosts/")) << op.path;
+        EXPECT_FALSE(op.path.find("/allowed_hosts/") != std::string::npos) << op.path;
+        if (op.path.ends_with("/attr_allow_any_host")) {
+            EXPECT_EQ(op.value, "1");
+        }
+    }
 }
 
 TEST_F(NvmetPlan, NamespaceIdentityBeforeEnable) {
@@ -94,7 +127,7 @@ TEST_F(NvmetPlan, NamespaceIdentityBeforeEnable) {
         EXPECT_EQ(Op(Kind::kWrite, ns + "/enable").value, "1");
         EXPECT_EQ(Op(Kind::kWrite, ns + "/enable").undo, "0");
         // Namespaces are complete before any port exposes the subsystem.
-        EXPECT_LT(enable, FirstOf(Kind::kSymlink));
+        EXPECT_LT(enable, FirstPortLink());
     }
     const std::string ns1 = kSubsys + "/namespaces/1";
     EXPECT_EQ(Op(Kind::kWrite, ns1 + "/device_path").value, "/dev/chorus/vol0");
@@ -145,7 +178,11 @@ TEST_F(NvmetPlan, PortAddressAndAnaStatesBeforeLink) {
 }
 
 TEST_F(NvmetPlan, SubsystemCreatedFirstAndPortsInConfigOrder) {
-    EXPECT_EQ(FirstOf(Kind::kMkdir), Index(Kind::kMkdir, kSubsys));
+    // Only the host objects, which the subsystem links to, come before it.
+    size_t subsys = Index(Kind::kMkdir, kSubsys);
+    for (size_t i = 0; i < subsys; i++)
+        EXPECT_FALSE(plan_[i].kind == Kind::kMkdir && !plan_[i].path.starts_with("nvmet/hosts/"))
+            << plan_[i].path;
     EXPECT_LT(Index(Kind::kEnsureDir, "nvmet/subsystems"), Index(Kind::kMkdir, kSubsys));
     EXPECT_LT(Index(Kind::kMkdir, "nvmet/ports/1"), Index(Kind::kMkdir, "nvmet/ports/5"));
     // Only enable has something to undo; the rest goes away with its object.
@@ -164,7 +201,8 @@ TEST_F(NvmetPlan, Describe) {
 
 TEST(NvmetPlanIpv6, AdrfamFollowsAddress) {
     Config c = ParseConfig(
-        "[node]\nid = 1\n[subsystem]\nnqn = \"nqn.x:y\"\n[port.p]\ntransport = \"tcp\"\n"
+        "[node]\nid = 1\n[subsystem]\nnqn = \"nqn.x:y\"\nallow_any_host = "
+        "true\n[port.p]\ntransport = \"tcp\"\n"
         "address = \"fd00::1\"\n",
         "v6.conf");
     bool seen = false;

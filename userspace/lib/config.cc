@@ -94,6 +94,28 @@ void ParseNode(ConfigTable& t, Config& cfg) {
     t.RejectUnknown();
 }
 
+// [subsystem] hosts and allow_any_host: who may connect. Exactly one of the
+// two, so that an export never admits every host by default and never
+// admits none by mistake (nvmet takes an allow-list or allow_any_host).
+void ParseHosts(ConfigTable& t, Config& cfg) {
+    std::set<std::string> seen;
+    for (const auto& h : t.StringArray("hosts").value_or(std::vector<Located<std::string>>{})) {
+        if (std::string problem = NqnProblem(h.value); !problem.empty())
+            t.Fail(h.line, "'hosts': host " + h.value + ": " + problem);
+        if (!seen.insert(h.value).second)
+            t.Fail(h.line, "'hosts': host " + h.value + " listed twice");
+        cfg.hosts.push_back(h.value);
+    }
+    cfg.allow_any_host = t.Bool("allow_any_host").value_or(false);
+    if (cfg.allow_any_host && !cfg.hosts.empty())
+        t.Fail(t.Line("allow_any_host"),
+               "'allow_any_host' is true and 'hosts' are listed: give one or the other");
+    if (!cfg.allow_any_host && cfg.hosts.empty())
+        t.Fail(t.Line(),
+               "no host may connect: list the hosts' NQNs in 'hosts' "
+               "(or set allow_any_host = true to admit every host)");
+}
+
 // [subsystem]: the NQN and what the subsystem tells hosts about itself.
 void ParseSubsystem(ConfigTable& t, Config& cfg) {
     cfg.nqn = *t.String("nqn", true);
@@ -108,7 +130,7 @@ void ParseSubsystem(ConfigTable& t, Config& cfg) {
     if (cfg.model.size() > kMaxModelLen || !Printable(cfg.model, ' '))
         t.Fail(t.Line("model"), "'model' must be 1.." + std::to_string(kMaxModelLen) +
                                     " printable ASCII characters");
-    cfg.allow_any_host = t.Bool("allow_any_host").value_or(true);
+    ParseHosts(t, cfg);
     t.RejectUnknown();
 }
 

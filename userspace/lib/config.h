@@ -85,7 +85,8 @@ struct Config {
     std::string nqn;
     std::string serial;
     std::string model;
-    bool allow_any_host = true;
+    std::vector<std::string> hosts;           // host NQNs allowed to connect, in the file's order
+    bool allow_any_host = false;              // every host may connect; only without hosts
     std::vector<PortConfig> ports;            // in the file's order
     std::vector<uint32_t> ana_groups;         // ascending, unique
     std::vector<NamespaceConfig> namespaces;  // in the file's order

@@ -15,6 +15,9 @@ public:
     void Write(const std::string& path, const std::string& value, const std::string& undo = "") {
         ops_.push_back({ConfigfsOp::Kind::kWrite, path, value, undo});
     }
+    void Symlink(const std::string& path, const std::string& target) {
+        ops_.push_back({ConfigfsOp::Kind::kSymlink, path, target, ""});
+    }
     std::vector<ConfigfsOp> Take() { return std::move(ops_); }
 
 private:
@@ -34,6 +37,9 @@ std::vector<ConfigfsOp> PlanNvmetExport(const Config& cfg) {
     b.Ensure("nvmet");
     b.Ensure("nvmet/subsystems");
     b.Ensure("nvmet/ports");
+    b.Ensure("nvmet/hosts");
+    for (const std::string& host : cfg.hosts)
+        b.Mkdir("nvmet/hosts/" + host);
 
     // Identity first: 6.1 refuses serial/model changes once a host has seen
     // the subsystem, and every node must present the same identity.
@@ -44,6 +50,10 @@ std::vector<ConfigfsOp> PlanNvmetExport(const Config& cfg) {
     b.Write(subsys + "/attr_model", cfg.model);
     b.Write(subsys + "/attr_cntlid_min", std::to_string(cfg.cntlid_min));
     b.Write(subsys + "/attr_cntlid_max", std::to_string(cfg.cntlid_max));
+    // Only the listed hosts: nvmet refuses any other host NQN at connect.
+    b.Ensure(subsys + "/allowed_hosts");
+    for (const std::string& host : cfg.hosts)
+        b.Symlink(subsys + "/allowed_hosts/" + host, "nvmet/hosts/" + host);
 
     b.Ensure(subsys + "/namespaces");
     for (const NamespaceConfig& ns : cfg.namespaces) {
