@@ -154,6 +154,14 @@ std::string EtcdCluster::ClientUrl(int port) const {
     return tls_ ? "https://127.0.0.1:" + std::to_string(port) : Url(port);
 }
 
+std::string EtcdCluster::PeerUrl(int port) const {
+    return tls_ && tls_->peer_tls ? "https://127.0.0.1:" + std::to_string(port) : Url(port);
+}
+
+std::string EtcdCluster::peer_url(int member) const {
+    return PeerUrl(members_.at(static_cast<size_t>(member)).peer_port);
+}
+
 std::string EtcdCluster::endpoint(int member) const {
     return ClientUrl(members_.at(static_cast<size_t>(member)).client_port);
 }
@@ -230,7 +238,7 @@ void EtcdCluster::Start(Member& m, bool new_cluster) {
     std::string initial_cluster;
     for (const Member& other : members_)
         initial_cluster +=
-            (initial_cluster.empty() ? "" : ",") + other.name + "=" + Url(other.peer_port);
+            (initial_cluster.empty() ? "" : ",") + other.name + "=" + PeerUrl(other.peer_port);
     const bool single = members_.size() == 1;
     const std::string data = dir_.path() + "/" + m.name;
     if (new_cluster) {
@@ -247,9 +255,9 @@ void EtcdCluster::Start(Member& m, bool new_cluster) {
                                      "--advertise-client-urls",
                                      ClientUrl(m.client_port),
                                      "--listen-peer-urls",
-                                     Url(m.peer_port),
+                                     PeerUrl(m.peer_port),
                                      "--initial-advertise-peer-urls",
-                                     Url(m.peer_port),
+                                     PeerUrl(m.peer_port),
                                      "--initial-cluster",
                                      initial_cluster,
                                      "--initial-cluster-state",
@@ -269,6 +277,10 @@ void EtcdCluster::Start(Member& m, bool new_cluster) {
         if (!tls_->trusted_ca_file.empty())
             argv.insert(argv.end(),
                         {"--client-cert-auth", "--trusted-ca-file", tls_->trusted_ca_file});
+        if (tls_->peer_tls)
+            argv.insert(argv.end(), {"--peer-cert-file", tls_->cert_file, "--peer-key-file",
+                                     tls_->key_file, "--peer-client-cert-auth",
+                                     "--peer-trusted-ca-file", tls_->trusted_ca_file});
     }
     m.pid = Spawn(std::move(argv), data + ".log");
 }

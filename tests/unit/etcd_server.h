@@ -33,13 +33,16 @@ private:
 };
 
 // TLS on the members' client port: etcd --cert-file, --key-file and, with
-// a trusted CA, --client-cert-auth --trusted-ca-file. The peers stay on
-// http (loopback, and their TLS is etcd's own business).
+// a trusted CA, --client-cert-auth --trusted-ca-file. With peer_tls, the
+// members' raft traffic too: https peer URLs with the same certificate and
+// --peer-client-cert-auth --peer-trusted-ca-file (Documentation/etcd.md,
+// "The members' own traffic").
 struct EtcdServerTls {
     std::string cert_file;
     std::string key_file;
     std::string trusted_ca_file;  // empty: no client certificates asked for
     EtcdTls client;               // what the health check presents
+    bool peer_tls = false;
 };
 
 // A cluster of etcd members on 127.0.0.1. A single member is tuned for
@@ -59,6 +62,8 @@ public:
     int size() const { return static_cast<int>(members_.size()); }
     std::string endpoint(int member) const;
     std::vector<std::string> endpoints() const;
+    // A member's peer URL (raft between the members).
+    std::string peer_url(int member) const;
 
     // Client options for these endpoints with short timeouts.
     EtcdOptions Options() const;
@@ -81,6 +86,7 @@ private:
     };
 
     std::string ClientUrl(int port) const;
+    std::string PeerUrl(int port) const;
     void StartAll();
     void Start(Member& m, bool new_cluster);
     void WaitHealthy(Member& m, std::chrono::milliseconds timeout);

@@ -6,6 +6,8 @@
 // reason.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <sys/wait.h>
 
 #include <array>
@@ -19,6 +21,7 @@
 #include "etcd_server.h"
 #include "lib/config.h"
 #include "lib/etcd_client.h"
+#include "lib/etcd_curl.h"
 #include "lib/etcd_watch.h"
 #include "test_util.h"
 
@@ -175,6 +178,49 @@ TEST_F(EtcdTlsTest, PlainHttpToTheTlsPortFails) {
                   std::string::npos)
             << e.what();
     }
+}
+
+// Three members whose raft traffic is TLS too, with make-lab-ca's member
+// certificates (serverAuth and clientAuth) on both ports, as etcd.md's
+// "The members' own traffic" runs them: the cluster forms, a write through
+// member 0 reads back through member 2, every peer URL is https, and the
+// peer port refuses plain http and a certificate of another CA.
+TEST(EtcdPeerTls, ThreeMembersReplicateOverTls) {
+    test::EtcdServerTls tls{kMain + "/member-m0.crt", kMain + "/member-m0.key", kMain + "/ca.crt",
+                            Client("good")};
+    tls.peer_tls = true;
+    test::EtcdCluster etcd(3, tls);
+    ASSERT_EQ(etcd.peer_url(0).rfind("https://127.0.0.1:", 0), 0u);
+
+    EtcdOptions first = etcd.Options();
+    first.endpoints = {etcd.endpoint(0)};
+    EtcdClient(first).Put("peer-tls/a", "1");
+    EtcdOptions third = etcd.Options();
+    third.endpoints = {etcd.endpoint(2)};
+    EtcdRangeResult got = EtcdClient(third).Range(EtcdKeys::Key("peer-tls/a"));
+    ASSERT_EQ(got.kvs.size(), 1u);
+    EXPECT_EQ(got.kvs[0].value, "1");
+
+    HttpPoster good(Client("good"));
+    HttpReply members = good.Post(etcd.endpoint(0) + "/v3/cluster/member/list", "{}",
+                                  milliseconds(500), milliseconds(2000));
+    ASSERT_TRUE(members.answered) << members.failure;
+    auto list = nlohmann::json::parse(members.body, nullptr, false);
+    ASSERT_TRUE(list.is_object() && list.contains("members")) << members.body;
+    ASSERT_EQ(list["members"].size(), 3u) << members.body;
+    for (const auto& m : list["members"])
+        for (const auto& url : m["peerURLs"])
+            EXPECT_EQ(url.get<std::string>().rfind("https://", 0), 0u) << members.body;
+
+    std::string plain = etcd.peer_url(0);
+    plain.replace(0, 5, "http");  // https:// -> http://
+    HttpReply r =
+        HttpPoster().Post(plain + "/version", "{}", milliseconds(500), milliseconds(2000));
+    EXPECT_FALSE(r.answered) << "plain http reached the peer port: " << r.status << " " << r.body;
+    HttpPoster stranger(Client("stranger", kMain + "/ca.crt", kOther));
+    r = stranger.Post(etcd.peer_url(0) + "/version", "{}", milliseconds(500), milliseconds(2000));
+    EXPECT_FALSE(r.answered) << "another CA's certificate reached the peer port: " << r.body;
+    EXPECT_NE(r.failure.find("refuses a client certificate"), std::string::npos) << r.failure;
 }
 
 // chorusctl, the binary, takes the same TLS files from its options, the
