@@ -445,7 +445,9 @@ static void owner_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(clu
 /*
  * A volume created from a node that holds no replica: placed on the nodes
  * asked for, formatted, synced, owned by the first; fio verifies through
- * it; replicas identical. Bad requests are refused by name and change
+ * it; replicas identical; every node has the cluster's peer secret from
+ * its chorusd (peer_secret_file) and refused no connection, so the whole
+ * suite replicates authenticated. Bad requests are refused by name and change
  * nothing. Node 2's disk fails: no error reaches the writer, node 2 leaves
  * the write set, recorded in etcd first; its disk is replaced and copied in
  * full (replica_disk_replaced()). Deleting removes the replicas and their
@@ -459,6 +461,16 @@ TEST_F_TIMEOUT(cluster, create_from_any_node_fio_verify_delete, 420)
 	EXPECT_EQ(0, rl_on(1, RL_FIO "--rw=randwrite --bs=4k --iodepth=8 --size=16M "
 			   "--verify=crc32c >/dev/null")) TH_LOG("fio verify on the owner failed");
 	replicas_identical();
+	/* chorusd gave every kernel the cluster's secret: all connected, none refused. */
+	for (int vm = 1; vm <= 3; vm++) {
+		char id[64];
+
+		ASSERT_EQ(0, rl_on_out(vm, id, sizeof(id), "%s --json auth show | jq -r "
+				       "'select(.set and .failures == 0) | .key_id'", rl_ctl()));
+		if (vm == 1)
+			memcpy(out, id, sizeof(id));
+		EXPECT_TRUE(id[0] && !strcmp(id, out)) TH_LOG("node %d's peer secret: '%s'", vm, id);
+	}
 
 	EXPECT_NE(0, run_out(out, sizeof(out), "%s cluster volume create " VOL " --size 8M 2>&1",
 			     self->ctl));
