@@ -20,7 +20,7 @@ void Log(const TendContext& ctx, Severity s, const std::string& volume, const st
 // the replacement goes on.
 void DropFailedDisk(const TendContext& ctx, const VolumeSpec& spec) {
     try {
-        RemoveFailedReplicaDisk(*ctx.pool, spec);
+        RemoveFailedReplicaDisk(*ctx.pool, spec.name, spec.uuid);
     } catch (const Error& e) {
         Log(ctx, Severity::kWarn, spec.name,
             "cannot remove the failed disk's logical volume " + FailedReplicaLvName(spec.name) +

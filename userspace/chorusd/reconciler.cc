@@ -353,10 +353,27 @@ void Reconciler::RemoveDeleted(const ClusterView& view, const std::vector<Volume
             log_.Info(subject + ": deleted from the cluster: detached, " + kv.backing_path +
                       " removed");
             problems_.Clear(subject);
+            RemoveFailedDisk(kv);
             RefreshPool(true);
         } catch (const Error& e) {
             problems_.Report(subject, std::string("removing it: ") + e.what());
         }
+    }
+}
+
+// A failed disk that a live replacement could not remove (it is removed
+// once the new disk is attached; a disk that fails its discard stays) is
+// tried once more when the volume goes: nothing else would ever look for
+// it. A failure now is logged and left for a person.
+void Reconciler::RemoveFailedDisk(const VolumeInfo& kv) {
+    const std::string lv = pool_->vg() + "/" + FailedReplicaLvName(kv.name);
+    try {
+        if (RemoveFailedReplicaDisk(*pool_, kv.name, kv.uuid))
+            log_.Info("volume " + kv.name + ": the failed disk's logical volume " + lv +
+                      " removed with it");
+    } catch (const Error& e) {
+        log_.Warn("volume " + kv.name + ": deleted, but the failed disk's logical volume " + lv +
+                  " could not be removed (" + e.what() + "): left for a person to remove");
     }
 }
 

@@ -76,6 +76,7 @@ private:
     // These take the kernel's volumes as listed after TendAll.
     void RemoveDeleted(const ClusterView& view, const std::vector<VolumeInfo>& attached);
     void RemoveDiskless(const ClusterView& view, const VolumeInfo& kv);
+    void RemoveFailedDisk(const VolumeInfo& kv);
     void RemoveOrphanedDisks(const ClusterView& view, const std::vector<VolumeInfo>& attached);
     void PublishStatus(const SessionSnapshot& session, const std::vector<VolumeInfo>& attached);
     void MaybeAllowArming(const SessionSnapshot& session, const std::vector<VolumeInfo>& attached);

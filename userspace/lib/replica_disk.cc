@@ -106,8 +106,11 @@ void SetFailedReplicaDiskAside(const LvmPool& pool, const VolumeSpec& spec) {
     pool.Rename(lv->name, aside);
 }
 
-void RemoveFailedReplicaDisk(const LvmPool& pool, const VolumeSpec& spec) {
-    RemoveTaggedLv(pool, FailedReplicaLvName(spec.name), spec.uuid);
+bool RemoveFailedReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid& uuid) {
+    if (!pool.Find(FailedReplicaLvName(name)))
+        return false;
+    RemoveTaggedLv(pool, FailedReplicaLvName(name), uuid);
+    return true;
 }
 
 }  // namespace chorus

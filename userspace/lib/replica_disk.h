@@ -48,10 +48,11 @@ std::string FailedReplicaLvName(std::string_view volume);
 // LvmError, or chorus::Error for a logical volume not tagged for spec.
 void SetFailedReplicaDiskAside(const LvmPool& pool, const VolumeSpec& spec);
 
-// Discards and removes what SetFailedReplicaDiskAside() set aside, if it is
-// there and tagged for spec. Call only once the kernel let go of it.
-// Throws LvmError.
-void RemoveFailedReplicaDisk(const LvmPool& pool, const VolumeSpec& spec);
+// Discards and removes what SetFailedReplicaDiskAside() set aside for
+// volume name, if it is there and tagged for uuid. Call only once the
+// kernel let go of it. False when there was none. Throws LvmError (or
+// chorus::Error when the disk cannot be discarded).
+bool RemoveFailedReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid& uuid);
 
 }  // namespace chorus
 
