@@ -405,6 +405,9 @@ void chorus_dev_submit_local(struct chorus_volume *vol, struct request *rq);
 void chorus_dev_read(struct chorus_volume *vol, struct request *rq);
 void chorus_dev_set_timeout(struct chorus_volume *vol);
 int chorus_dev_freeze(struct chorus_volume *vol, struct netlink_ext_ack *extack);
+void chorus_dev_freeze_start(struct chorus_volume *vol);
+bool chorus_dev_freeze_wait(struct chorus_volume *vol, unsigned long timeout);
+void chorus_dev_freeze_refused(struct chorus_volume *vol, struct netlink_ext_ack *extack);
 void chorus_dev_unfreeze(struct chorus_volume *vol);
 
 /* transport_tcp.c, peer.c */

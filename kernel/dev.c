@@ -533,16 +533,49 @@ static enum blk_eh_timer_return chorus_timeout(struct request *rq)
  */
 int chorus_dev_freeze(struct chorus_volume *vol, struct netlink_ext_ack *extack)
 {
-	struct request_queue *q = vol->disk->queue;
-
-	blk_freeze_queue_start(q);
-	if (!blk_mq_freeze_queue_wait_timeout(q, 10 * HZ)) {
-		blk_mq_unfreeze_queue(q);
-		NL_SET_ERR_MSG(extack,
-			       "I/O is held for an unreachable peer: take it out of the write set first");
+	chorus_dev_freeze_start(vol);
+	if (!chorus_dev_freeze_wait(vol, 10 * HZ)) {
+		chorus_dev_freeze_refused(vol, extack);
 		return -EBUSY;
 	}
 	return 0;
+}
+
+/**
+ * chorus_dev_freeze_start() - stop new requests of the volume from starting
+ * @vol: the volume
+ *
+ * With chorus_dev_freeze_wait(), for a caller that acts while it waits;
+ * end with chorus_dev_unfreeze() or chorus_dev_freeze_refused().
+ */
+void chorus_dev_freeze_start(struct chorus_volume *vol)
+{
+	blk_freeze_queue_start(vol->disk->queue);
+}
+
+/**
+ * chorus_dev_freeze_wait() - wait for the requests in flight to end
+ * @vol: the volume, chorus_dev_freeze_start() called
+ * @timeout: at most this long, in jiffies
+ *
+ * Context: process context.
+ * Return: true once none is in flight (the queue is frozen).
+ */
+bool chorus_dev_freeze_wait(struct chorus_volume *vol, unsigned long timeout)
+{
+	return blk_mq_freeze_queue_wait_timeout(vol->disk->queue, timeout) > 0;
+}
+
+/**
+ * chorus_dev_freeze_refused() - give up a freeze that did not drain
+ * @vol: the volume, chorus_dev_freeze_start() called
+ * @extack: where to say why
+ */
+void chorus_dev_freeze_refused(struct chorus_volume *vol, struct netlink_ext_ack *extack)
+{
+	blk_mq_unfreeze_queue(vol->disk->queue);
+	NL_SET_ERR_MSG(extack,
+		       "I/O is held for an unreachable peer: take it out of the write set first");
 }
 
 void chorus_dev_unfreeze(struct chorus_volume *vol)

@@ -946,3 +946,18 @@ void chorus_fwd_peer_quiesce(struct chorus_peer *peer)
 {
 	wait_event(peer->fwd_wait, !atomic_read(&peer->fwd_serving));
 }
+
+/**
+ * chorus_fwd_peer_idle() - wait a while until nothing a peer forwarded is
+ *	served
+ * @peer: a peer whose session is closed
+ * @timeout: at most this long, in jiffies
+ *
+ * Context: process context.
+ * Return: true once nothing is.
+ */
+bool chorus_fwd_peer_idle(struct chorus_peer *peer, unsigned long timeout)
+{
+	return wait_event_timeout(peer->fwd_wait, !atomic_read(&peer->fwd_serving),
+				  timeout);
+}

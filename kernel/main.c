@@ -387,7 +387,10 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 	idr_remove(&chorus_volumes_idr, vol->index);
 	pr_info("%s: destroyed\n", vol->name);
 
-	/* Nobody has the device open, so no request is in flight. */
+	/*
+	 * Nobody has the device open; what it serves for access points may
+	 * still be in flight: chorus_repl_stop() ends it.
+	 */
 	chorus_repl_stop(vol);
 	chorus_dev_destroy(vol);
 	/* No work for a failure from here on: the clean mark may fail it. */

@@ -59,36 +59,6 @@ void chorus_repl_init(struct chorus_volume *vol)
 	repl->resync_rate = 100ULL << 20;
 }
 
-/**
- * chorus_repl_stop() - forget every peer of a volume being destroyed
- * @vol: the volume; its block device is gone, so no request is in flight
- *
- * Context: process context, chorus_volumes_lock held.
- */
-void chorus_repl_stop(struct chorus_volume *vol)
-{
-	int i;
-
-	lockdep_assert_held(&chorus_volumes_lock);
-	mutex_lock(&vol->repl.conf_lock);
-	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
-		struct chorus_peer *peer = vol->repl.peers[i];
-
-		if (!peer)
-			continue;
-		chorus_peer_disconnect(peer);
-		spin_lock(&vol->repl.peers_lock);
-		vol->repl.peers[i] = NULL;
-		vol->repl.nr_peers--;
-		spin_unlock(&vol->repl.peers_lock);
-		chorus_peer_free(peer);
-	}
-	mutex_unlock(&vol->repl.conf_lock);
-	flush_work(&vol->repl.defer_work);
-	flush_work(&vol->repl.conflict_work);
-	chorus_fwd_stop(vol);
-}
-
 static bool chorus_range_conflicts(struct chorus_repl *repl, sector_t start,
 				   sector_t last)
 {
@@ -606,6 +576,67 @@ static void chorus_repl_held_end(struct chorus_peer *peer, blk_status_t status)
 	}
 }
 
+/*
+ * A volume going away: what it serves for access points may be held for a
+ * peer, and with every session closed would never end. Fail it until none
+ * is left (a failed write may start one that waited for its range).
+ */
+static void chorus_repl_end_served(struct chorus_volume *vol)
+{
+	struct chorus_peer *peer;
+	bool idle;
+	int i;
+
+	lockdep_assert_held(&vol->repl.conf_lock);
+	chorus_al_set_stopping(vol, true);	/* nor wait for members */
+	do {
+		for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+			peer = vol->repl.peers[i];
+			if (peer)
+				chorus_repl_held_end(peer, BLK_STS_IOERR);
+		}
+		idle = true;
+		for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+			peer = vol->repl.peers[i];
+			if (peer && !chorus_fwd_peer_idle(peer, HZ))
+				idle = false;
+		}
+	} while (!idle);
+}
+
+/**
+ * chorus_repl_stop() - forget every peer of a volume being destroyed
+ * @vol: the volume; nobody has its device open
+ *
+ * Context: process context, chorus_volumes_lock held.
+ */
+void chorus_repl_stop(struct chorus_volume *vol)
+{
+	int i;
+
+	lockdep_assert_held(&chorus_volumes_lock);
+	mutex_lock(&vol->repl.conf_lock);
+	for (i = 0; i < CHORUS_MAX_PEERS; i++)
+		if (vol->repl.peers[i])
+			chorus_peer_disconnect(vol->repl.peers[i]);
+	chorus_repl_end_served(vol);
+	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
+		struct chorus_peer *peer = vol->repl.peers[i];
+
+		if (!peer)
+			continue;
+		spin_lock(&vol->repl.peers_lock);
+		vol->repl.peers[i] = NULL;
+		vol->repl.nr_peers--;
+		spin_unlock(&vol->repl.peers_lock);
+		chorus_peer_free(peer);
+	}
+	mutex_unlock(&vol->repl.conf_lock);
+	flush_work(&vol->repl.defer_work);
+	flush_work(&vol->repl.conflict_work);
+	chorus_fwd_stop(vol);
+}
+
 /**
  * chorus_repl_held_complete() - complete every part a peer holds
  * @peer: a peer just taken out of the write set, its bitmap marked and
@@ -646,6 +677,27 @@ static void chorus_repl_fail_unreachable(struct chorus_volume *vol)
 			vol->name, peer->node_id);
 		chorus_repl_held_end(peer, BLK_STS_IOERR);
 	}
+}
+
+/*
+ * An owner stepping down freezes its queue. A write failed above may start
+ * one that waited for its range, held for the same unreachable peer for
+ * good: while waiting, fail each second what was held meanwhile.
+ */
+static int chorus_repl_step_down_freeze(struct chorus_volume *vol,
+					struct netlink_ext_ack *extack)
+{
+	int i;
+
+	lockdep_assert_held(&vol->repl.conf_lock);
+	chorus_dev_freeze_start(vol);
+	for (i = 0; i < 10; i++) {
+		if (chorus_dev_freeze_wait(vol, HZ))
+			return 0;
+		chorus_repl_fail_unreachable(vol);
+	}
+	chorus_dev_freeze_refused(vol, extack);
+	return -EBUSY;
 }
 
 /**
@@ -781,7 +833,12 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			chorus_repl_fail_unreachable(vol);
 		}
 	}
-	ret = take_back ? 0 : chorus_dev_freeze(vol, extack);
+	if (take_back)
+		ret = 0;
+	else if (repl->role == CHORUS_ROLE_OWNER && role != CHORUS_ROLE_OWNER)
+		ret = chorus_repl_step_down_freeze(vol, extack);
+	else
+		ret = chorus_dev_freeze(vol, extack);
 	if (ret) {
 		chorus_al_set_stopping(vol, false);
 		return ret;

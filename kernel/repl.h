@@ -549,6 +549,7 @@ int chorus_fwd_serve(struct chorus_conn *conn,
 		     const struct chorus_wire_hdr *hdr, struct page **pages,
 		     unsigned int nr_pages);
 void chorus_fwd_peer_quiesce(struct chorus_peer *peer);
+bool chorus_fwd_peer_idle(struct chorus_peer *peer, unsigned long timeout);
 bool chorus_fwd_served(struct request *rq);
 
 /**

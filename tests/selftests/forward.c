@@ -68,7 +68,8 @@ FIXTURE_TEARDOWN(forward)
 
 	rl_on(PEER, "ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; "
 	      "umount " MNT " 2>/dev/null; true");
-	run("umount " MNT " 2>/dev/null; rm -f %s; true", self->acked);
+	run("tc qdisc del dev eth0 root 2>/dev/null; umount " MNT " 2>/dev/null; rm -f %s; true",
+	    self->acked);
 	/* Unload with the session up: both sides must let go. */
 	rc = rl_on(PEER, "if [ -d /sys/module/chorus ]; then %s volume destroy " VOL
 		   " && rmmod chorus; fi", rl_ctl());
@@ -194,6 +195,41 @@ TEST_F_TIMEOUT(forward, owner_unreachable_write_held_then_resent, 300)
 	EXPECT_TRUE(block_is(1, RL_BACKING, 3, 0xa5)) TH_LOG("the owner's disk lacks the write");
 	EXPECT_TRUE(block_is(PEER, RL_BACKING, 3, 0xa5)) TH_LOG("the replica lacks it");
 	replicas_identical();
+}
+
+/*
+ * The owner's volume is destroyed while it serves a write for the access
+ * point that it cannot replicate: vm1's own egress is cut, so vm2's write
+ * arrives, but its copy to vm2 and the answer cannot leave, and vm1 holds
+ * it for unreachable vm2. The destroy fails that write and returns (it
+ * used to wait for it for good, a hung task). vm2, whose owner is gone,
+ * fails its write after the forward timeout.
+ */
+TEST_F_TIMEOUT(forward, owner_destroyed_while_serving_a_held_write, 300)
+{
+	uint64_t t0;
+	pid_t w;
+	int st;
+
+	ASSERT_EQ(0, rl_on(PEER, "echo 15000 > " FWD_PARAM));
+	ASSERT_EQ(0, run("tc qdisc replace dev eth0 root netem loss 100%%"));
+	w = fork();
+	if (w == 0)
+		_exit(rl_on(PEER, WRITE_BLOCK, 0x5a, 7) ? 1 : 0);
+	ASSERT_LT(0, w);
+	env_track_pid(&self->env, w);
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 20));
+	EXPECT_LE(1, fwd_counter(1, "forward_served")) TH_LOG("vm2's write never reached vm1");
+	t0 = now_ms();
+	EXPECT_EQ(0, run("timeout 60 %s volume destroy " VOL " >/dev/null", rl_ctl()))
+		TH_LOG("the destroy failed or hung");
+	TH_LOG("destroy with a served write held: %llu ms", (unsigned long long)(now_ms() - t0));
+	ASSERT_EQ(0, run("tc qdisc del dev eth0 root"));
+	ASSERT_EQ(w, waitpid(w, &st, 0));
+	self->env.npids = 0;
+	EXPECT_FALSE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("vm2's write succeeded with its owner gone");
+	EXPECT_LE(1, fwd_counter(PEER, "forward_expired"));
 }
 
 /*
