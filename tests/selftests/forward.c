@@ -200,8 +200,8 @@ TEST_F_TIMEOUT(forward, owner_unreachable_write_held_then_resent, 300)
 /*
  * The owner's volume is destroyed while it serves a write for the access
  * point that it cannot replicate: vm1's own egress is cut, so vm2's write
- * arrives, but its copy to vm2 and the answer cannot leave, and vm1 holds
- * it for unreachable vm2. The destroy fails that write and returns (it
+ * arrives (vm2, with a long ping timeout, still sends), but its copy to
+ * vm2 and the answer cannot leave, and vm1 holds it for unreachable vm2. The destroy fails that write and returns (it
  * used to wait for it for good, a hung task). vm2, whose owner is gone,
  * fails its write after the forward timeout.
  */
@@ -212,6 +212,9 @@ TEST_F_TIMEOUT(forward, owner_destroyed_while_serving_a_held_write, 300)
 	int st;
 
 	ASSERT_EQ(0, rl_on(PEER, "echo 15000 > " FWD_PARAM));
+	/* vm2 must go on sending to vm1 after the cut: it notices late. */
+	ASSERT_EQ(0, rl_on(PEER, "%s volume set " VOL " --ping-timeout-ms 30000 "
+			   "--request-timeout-ms 30000 >/dev/null", rl_ctl()));
 	ASSERT_EQ(0, run("tc qdisc replace dev eth0 root netem loss 100%%"));
 	w = fork();
 	if (w == 0)
