@@ -202,10 +202,10 @@ TEST_F_TIMEOUT(forward, owner_unreachable_write_held_then_resent, 300)
  * point that it cannot replicate. vm1's own egress is cut, with ping and
  * request timeouts of a minute on both sides so that neither ends the
  * session first: vm2's write arrives and vm1 serves it, but its copy to
- * vm2 and the answer cannot leave. The destroy closes the session, which
- * holds the write for vm2: it fails it and returns (it used to wait for it
- * for good, a hung task). vm2, whose owner is gone, fails its write after
- * the forward timeout.
+ * vm2 and the answer cannot leave. Then vm1's ping timeout is shortened:
+ * vm2 is unreachable, the write held for it. The destroy fails it and
+ * returns (it used to wait for it for good, a hung task). vm2, whose owner
+ * is gone, fails its write after the forward timeout.
  */
 TEST_F_TIMEOUT(forward, owner_destroyed_while_serving_a_held_write, 300)
 {
@@ -214,9 +214,14 @@ TEST_F_TIMEOUT(forward, owner_destroyed_while_serving_a_held_write, 300)
 	int st, vm;
 
 	ASSERT_EQ(0, rl_on(PEER, "echo 15000 > " FWD_PARAM));
+	/*
+	 * vm2 pings rarely: unanswered pings would fill its TCP congestion
+	 * window, and its write would then wait behind their retransmission.
+	 */
 	for (vm = 1; vm <= 2; vm++)
-		ASSERT_EQ(0, rl_on(vm, "%s volume set " VOL " --ping-timeout-ms 60000 "
-				   "--request-timeout-ms 60000 >/dev/null", rl_ctl()));
+		ASSERT_EQ(0, rl_on(vm, "%s volume set " VOL " --ping-interval-ms %d "
+				   "--ping-timeout-ms 60000 --request-timeout-ms 60000 >/dev/null",
+				   rl_ctl(), vm == PEER ? 20000 : 500));
 	ASSERT_EQ(0, run("tc qdisc replace dev eth0 root netem loss 100%%"));
 	w = fork();
 	if (w == 0)
@@ -227,7 +232,9 @@ TEST_F_TIMEOUT(forward, owner_destroyed_while_serving_a_held_write, 300)
 	while (fwd_counter(1, "forward_served") < 1 && now_ms() < end)
 		usleep(200 * 1000);
 	ASSERT_LE(1, fwd_counter(1, "forward_served")) TH_LOG("vm2's write never reached vm1");
-	sleep(1);	/* its copy to vm2 sent, unanswered */
+	/* Now vm1 gives vm2 up: the write is held for an unreachable peer. */
+	ASSERT_EQ(0, run("%s volume set " VOL " --ping-timeout-ms 1000 >/dev/null", rl_ctl()));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 20));
 	t0 = now_ms();
 	EXPECT_EQ(0, run("timeout 60 %s volume destroy " VOL " >/dev/null", rl_ctl()))
 		TH_LOG("the destroy failed or hung");
