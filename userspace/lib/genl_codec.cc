@@ -660,6 +660,39 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
     return v;
 }
 
+namespace {
+
+// The attributes of the reply to a GET command that answers with one
+// message (LEASE_GET, AUTH_GET), each of required present; an error
+// message becomes NetlinkError. what names the message ("lease"), article
+// goes before it ("a").
+using Attributes = std::array<std::optional<Payload>, CHORUS_A_MAX + 1>;
+Attributes ParseGetReply(std::span<const uint8_t> msg, uint8_t cmd, const std::string& what,
+                         const std::string& article, std::span<const int> required) {
+    nlmsghdr nlh;
+    Payload payload = CheckNetlinkHeader(msg, nlh);
+    if (nlh.nlmsg_type == NLMSG_ERROR) {
+        NetlinkAck ack = ParseAckMessage(msg);
+        throw NetlinkError(ack.errnum, ack.extack);
+    }
+    if (nlh.nlmsg_type < NLMSG_MIN_TYPE || payload.size() < GENL_HDRLEN)
+        throw Error("malformed " + what + " message");
+    genlmsghdr ghdr;
+    std::memcpy(&ghdr, payload.data(), sizeof(ghdr));
+    if (ghdr.cmd != cmd)
+        throw Error("unexpected chorus command " + std::to_string(ghdr.cmd) + " in " + article +
+                    " " + what + " message");
+    Attributes a;
+    const std::string where = "the " + what + " message";
+    SplitAttributes(payload.subspan(GENL_HDRLEN), a, where.c_str());
+    for (int type : required)
+        if (!a[type])
+            throw Error("missing " + AttrName(type) + " in the " + what + " message");
+    return a;
+}
+
+}  // namespace
+
 NlMsgPtr BuildLeaseSet(int family, uint64_t deadline_ns) {
     NlMsgPtr msg = NewGenlMessage(family, CHORUS_CMD_LEASE_SET, 0);
     PutU64(msg.get(), CHORUS_A_LEASE_DEADLINE_NS, deadline_ns);
@@ -671,26 +704,9 @@ NlMsgPtr BuildLeaseGet(int family) {
 }
 
 LeaseInfo ParseLeaseMessage(std::span<const uint8_t> msg) {
-    nlmsghdr nlh;
-    Payload payload = CheckNetlinkHeader(msg, nlh);
-    if (nlh.nlmsg_type == NLMSG_ERROR) {
-        NetlinkAck ack = ParseAckMessage(msg);
-        throw NetlinkError(ack.errnum, ack.extack);
-    }
-    if (nlh.nlmsg_type < NLMSG_MIN_TYPE || payload.size() < GENL_HDRLEN)
-        throw Error("malformed lease message");
-    genlmsghdr ghdr;
-    std::memcpy(&ghdr, payload.data(), sizeof(ghdr));
-    if (ghdr.cmd != CHORUS_CMD_LEASE_GET)
-        throw Error("unexpected chorus command " + std::to_string(ghdr.cmd) +
-                    " in a lease message");
-    std::array<std::optional<Payload>, CHORUS_A_MAX + 1> a;
-    SplitAttributes(payload.subspan(GENL_HDRLEN), a, "the lease message");
     static constexpr int kRequired[] = {CHORUS_A_LEASE_STATE, CHORUS_A_LEASE_DEADLINE_NS,
                                         CHORUS_A_LEASE_NOW_NS, CHORUS_A_LEASE_EXPIRIES};
-    for (int type : kRequired)
-        if (!a[type])
-            throw Error("missing " + AttrName(type) + " in the lease message");
+    const Attributes a = ParseGetReply(msg, CHORUS_CMD_LEASE_GET, "lease", "a", kRequired);
     LeaseInfo lease;
     lease.state = GetScalar<uint32_t>(a[CHORUS_A_LEASE_STATE], AttrName(CHORUS_A_LEASE_STATE));
     lease.deadline_ns =
@@ -729,26 +745,9 @@ NlMsgPtr BuildAuthGet(int family) {
 }
 
 AuthInfo ParseAuthMessage(std::span<const uint8_t> msg) {
-    nlmsghdr nlh;
-    Payload payload = CheckNetlinkHeader(msg, nlh);
-    if (nlh.nlmsg_type == NLMSG_ERROR) {
-        NetlinkAck ack = ParseAckMessage(msg);
-        throw NetlinkError(ack.errnum, ack.extack);
-    }
-    if (nlh.nlmsg_type < NLMSG_MIN_TYPE || payload.size() < GENL_HDRLEN)
-        throw Error("malformed auth message");
-    genlmsghdr ghdr;
-    std::memcpy(&ghdr, payload.data(), sizeof(ghdr));
-    if (ghdr.cmd != CHORUS_CMD_AUTH_GET)
-        throw Error("unexpected chorus command " + std::to_string(ghdr.cmd) +
-                    " in an auth message");
-    std::array<std::optional<Payload>, CHORUS_A_MAX + 1> a;
-    SplitAttributes(payload.subspan(GENL_HDRLEN), a, "the auth message");
     static constexpr int kRequired[] = {CHORUS_A_AUTH_KEY_ID, CHORUS_A_AUTH_PREV_KEY_ID,
                                         CHORUS_A_AUTH_PREV_REMAINING_S, CHORUS_A_AUTH_FAILURES};
-    for (int type : kRequired)
-        if (!a[type])
-            throw Error("missing " + AttrName(type) + " in the auth message");
+    const Attributes a = ParseGetReply(msg, CHORUS_CMD_AUTH_GET, "auth", "an", kRequired);
     AuthInfo auth;
     auth.key_id = GetScalar<uint64_t>(a[CHORUS_A_AUTH_KEY_ID], AttrName(CHORUS_A_AUTH_KEY_ID));
     auth.prev_key_id =
