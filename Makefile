@@ -18,6 +18,12 @@ UDEVRULESDIR ?= /etc/udev/rules.d
 SYSTEMDUNITDIR ?= /etc/systemd/system
 # Extra cmake -D options for the userspace build (debian/rules: no unit tests).
 CMAKE_ARGS ?=
+# The userspace build goes through ccache when there is one (make deps
+# installs it): a fresh clone on a machine that built chorus before, as CI's
+# is, rebuilds in seconds instead of four minutes. Paths are taken relative
+# to the checkout, so one clone's objects serve another's. CCACHE= turns it
+# off (debian/rules does: a package is built from nothing).
+CCACHE ?= $(shell command -v ccache 2>/dev/null)
 # The one version number is the one in userspace/CMakeLists.txt.
 VERSION := $(shell grep -m1 -o 'chorus-userspace VERSION [0-9.]*' \
 	$(ROOT)/userspace/CMakeLists.txt | cut -d' ' -f3)
@@ -78,8 +84,10 @@ module:
 	$(MAKE) -C $(KDIR) M=$(ROOT) W=1 modules
 
 userspace:
-	cmake -S $(ROOT)/userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) $(CMAKE_ARGS)
-	cmake --build $(BUILD)/userspace -j$(JOBS)
+	cmake -S $(ROOT)/userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) \
+		-DCMAKE_CXX_COMPILER_LAUNCHER=$(CCACHE) -DCMAKE_C_COMPILER_LAUNCHER=$(CCACHE) \
+		$(CMAKE_ARGS)
+	CCACHE_BASEDIR=$(ROOT) CCACHE_NOHASHDIR=true cmake --build $(BUILD)/userspace -j$(JOBS)
 
 selftests:
 	@$(ROOT)/tools/kernel-files $(BUILD)/kernel-files

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * workload_crash: the owner of a 2-replica volume dies under a file system
- * and under a database (2 VMs, TCP).
+ * that a file workload and a database use at once (2 VMs, TCP).
  *
  * vm2 is the owner (epoch 5) and runs the workload; vm1, where this binary
  * runs, is the replica. What the workload was told is durable is logged
@@ -25,6 +25,7 @@
 #define MNT		"/mnt/chorus-wl"
 #define PGBIN		"/usr/lib/postgresql/15/bin"
 #define PGDATA		MNT "/pg"
+#define FILES		MNT "/files"	/* the file workload's */
 #define AS_PG		"runuser -u postgres -- "
 /* Keep the WAL small on a 256 MiB volume: checkpoints come often. */
 #define PG_OPTS		"-c max_wal_size=48MB -c min_wal_size=16MB "
@@ -99,44 +100,136 @@ static void __kill_owner_promote_replica(struct __test_metadata *_metadata,
 }
 #define kill_owner_promote_replica() __kill_owner_promote_replica(_metadata, self)
 
-/*
- * ext4 under a file workload that fsyncs and renames; the owner's VM is
- * killed mid-run. On the promoted replica the mount replays the journal,
- * every acknowledged file is there with its content, and fsck is clean.
- * Then the old owner boots, comes back as a replica, resyncs, and both
- * replicas are byte-identical.
- */
-TEST_F_TIMEOUT(workload_crash, ext4_owner_killed, 900)
+/* One number from psql on vm1's PostgreSQL (unix socket in /tmp). */
+static long long pg_value(const char *sql)
 {
-	uint64_t start = now_ms();
+	char out[128];
+
+	if (run_quiet(out, sizeof(out), AS_PG PGBIN "/psql -h /tmp -X -A -t -c \"%s\" postgres",
+		      sql))
+		return -1;
+	return atoll(out);
+}
+
+/* On vm2: ext4 on the volume, PostgreSQL's cluster in PGDATA started, FILES made. */
+static int start_workloads_on_owner(void)
+{
+	return rl_on(PEER, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT " && "
+		     "mount /dev/chorus0 " MNT " && mkdir " FILES " && chown postgres " MNT " && "
+		     AS_PG PGBIN "/initdb -D " PGDATA " -A trust --wal-segsize=4 >/dev/null && "
+		     "echo \"host all all 10.99.0.0/24 trust\" >> " PGDATA "/pg_hba.conf && "
+		     AS_PG PGBIN "/pg_ctl -D " PGDATA " -w -t 120 -l /tmp/pg.log -o "
+		     "\"" PG_OPTS "-c listen_addresses=10.99.0.2 "
+		     "-c unix_socket_directories=/tmp\" start >/dev/null");
+}
+
+/* How many transactions pgbench (ended) reported committed; -1 if it said nothing. */
+static long long pgbench_committed(void)
+{
+	const char *key = "number of transactions actually processed: ";
+	char out[4096], *p;
+
+	if (run_quiet(out, sizeof(out), "cat /tmp/pgbench.out"))
+		return -1;
+	p = strstr(out, key);
+	if (!p)
+		fprintf(stderr, "# pgbench said: %s\n", out);
+	return p ? atoll(p + strlen(key)) : -1;
+}
+
+/*
+ * PostgreSQL's crash recovery on the promoted replica: it starts, says it
+ * recovered, pgbench's invariants hold (account, teller and branch
+ * balances each sum to the history's deltas) and every transaction
+ * pgbench reported committed is in the history, with at most one more per
+ * client (a commit whose answer was lost with vm2).
+ */
+static void __postgres_recovered(struct __test_metadata *_metadata, long long committed,
+				 int clients)
+{
+	long long history, accounts, tellers, branches, deltas;
+
+	ASSERT_EQ(0, run(AS_PG PGBIN "/pg_ctl -D " PGDATA " -w -t 300 -l /tmp/pg-vm1.log -o "
+			 "\"" PG_OPTS "-c listen_addresses='' -c unix_socket_directories=/tmp\" "
+			 "start >/dev/null")) TH_LOG("PostgreSQL did not start on the promoted replica");
+	EXPECT_EQ(0, run("grep -E 'database system was (interrupted|not properly shut down)' "
+			 "/tmp/pg-vm1.log && grep -q 'redo done' /tmp/pg-vm1.log"))
+		TH_LOG("no crash recovery in PostgreSQL's log");
+	history = pg_value("select count(*) from pgbench_history");
+	deltas = pg_value("select coalesce(sum(delta), 0) from pgbench_history");
+	accounts = pg_value("select sum(abalance) from pgbench_accounts");
+	tellers = pg_value("select sum(tbalance) from pgbench_tellers");
+	branches = pg_value("select sum(bbalance) from pgbench_branches");
+	TH_LOG("after recovery: %lld transactions in the history, deltas %lld, balances "
+	       "%lld / %lld / %lld", history, deltas, accounts, tellers, branches);
+	EXPECT_LE(committed, history) TH_LOG("committed transactions are missing");
+	EXPECT_GE(committed + clients, history) TH_LOG("more transactions than were sent");
+	EXPECT_EQ(deltas, accounts);
+	EXPECT_EQ(deltas, tellers);
+	EXPECT_EQ(deltas, branches);
+	ASSERT_EQ(0, run(AS_PG PGBIN "/pg_ctl -D " PGDATA " -w -m fast stop >/dev/null"));
+}
+#define postgres_recovered(committed, clients) \
+	__postgres_recovered(_metadata, committed, clients)
+
+/*
+ * One ext4 on the volume, two workloads on it at once, the owner's VM
+ * killed mid-run: a file workload that fsyncs and renames (its
+ * acknowledgements logged on the host), and PostgreSQL with pgbench on
+ * vm1 as a network client. On the promoted replica the mount replays the
+ * journal and every acknowledged file is there with its content;
+ * PostgreSQL recovers with every committed transaction; fsck is clean.
+ * Then the old owner boots, comes back as a replica, resyncs, and both
+ * replicas are byte-identical. (One crash for both: each crash, promotion
+ * and resync costs a minute and a half under TCG.)
+ */
+TEST_F_TIMEOUT(workload_crash, ext4_files_and_postgres_owner_killed, 900)
+{
+	const int clients = 4;
+	uint64_t start;
+	long long committed;
 	char a[64], b[64];
 	int acked, one = 1;
-	pid_t wl;
+	pid_t wl, bench;
 
-	ASSERT_EQ(0, rl_on(PEER, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT
-			   " && mount /dev/chorus0 " MNT));
+	ASSERT_EQ(0, start_workloads_on_owner()) TH_LOG("ext4 or PostgreSQL did not start on vm2");
+	ASSERT_EQ(0, run(PGBIN "/pgbench -i -s 1 -q \"" PGCONN "\"")) TH_LOG("pgbench -i failed");
+	start = now_ms();
 	wl = fork();
 	if (wl == 0)
-		_exit(rl_on(PEER, "python3 %s/tests/selftests/fs_workload.py write " MNT
+		_exit(rl_on(PEER, "python3 %s/tests/selftests/fs_workload.py write " FILES
 			    " --files 0 --seconds 600 --seed 5 > %s", chorus_src(),
 			    self->acked) ? 1 : 0);
 	ASSERT_LT(0, wl);
 	env_track_pid(&self->env, wl);
-	/* Crash it once it has acknowledged some 60 changes. */
-	for (acked = 0; acked < 60; acked = lines_of(self->acked)) {
+	bench = fork();
+	if (bench == 0)
+		_exit(run(PGBIN "/pgbench -c %d -j 2 -T 600 -n \"" PGCONN "\" "
+			  "> /tmp/pgbench.out 2>&1", clients) ? 1 : 0);
+	ASSERT_LT(0, bench);
+	env_track_pid(&self->env, bench);
+	/* Crash it once the files have some 60 changes and pgbench ran 20 s. */
+	for (acked = 0; acked < 60 || now_ms() < start + 20000; acked = lines_of(self->acked)) {
 		ASSERT_EQ(0, waitpid(wl, NULL, WNOHANG)) TH_LOG("the file workload ended early");
+		ASSERT_EQ(0, waitpid(bench, NULL, WNOHANG)) TH_LOG("pgbench ended early");
 		ASSERT_LT(now_ms(), start + 300000) TH_LOG("60 changes took over 300 s");
 		sleep(1);
 	}
 	kill_owner_promote_replica();
 	waitpid(wl, NULL, 0);	/* lab_run(): vm2 is gone */
+	/* pgbench notices the dead server (tcp_user_timeout, keepalives). */
+	waitpid(bench, NULL, 0);
 	self->env.npids = 0;
-	TH_LOG("%d changes acknowledged before the crash", lines_of(self->acked));
+	committed = pgbench_committed();
+	TH_LOG("%d file changes and %lld transactions acknowledged before the crash",
+	       lines_of(self->acked), committed);
+	ASSERT_LT(0, committed);
 
 	ASSERT_EQ(0, run("mkdir -p " MNT " && mount /dev/chorus0 " MNT))
 		TH_LOG("the promoted replica's ext4 does not mount");
-	EXPECT_EQ(0, run("python3 %s/tests/selftests/fs_workload.py verify " MNT " %s --crashed",
+	EXPECT_EQ(0, run("python3 %s/tests/selftests/fs_workload.py verify " FILES " %s --crashed",
 			 chorus_src(), self->acked)) TH_LOG("acknowledged changes were lost");
+	postgres_recovered(committed, clients);
 	ASSERT_EQ(0, run("umount " MNT));
 	EXPECT_EQ(0, run("e2fsck -fn /dev/chorus0")) TH_LOG("fsck is not clean after the replay");
 
@@ -152,91 +245,6 @@ TEST_F_TIMEOUT(workload_crash, ext4_owner_killed, 900)
 	ASSERT_EQ(0, rl_md5(1, a, sizeof(a)));
 	ASSERT_EQ(0, rl_md5(PEER, b, sizeof(b)));
 	EXPECT_STREQ(a, b) TH_LOG("the replicas differ after the resync");
-}
-
-/* One number from psql on vm1's PostgreSQL (unix socket in /tmp). */
-static long long pg_value(const char *sql)
-{
-	char out[128];
-
-	if (run_quiet(out, sizeof(out), AS_PG PGBIN "/psql -h /tmp -X -A -t -c \"%s\" postgres",
-		      sql))
-		return -1;
-	return atoll(out);
-}
-
-/*
- * PostgreSQL on ext4 on vm2, pgbench on vm1 over the network; vm2 is
- * killed mid-run. On the promoted replica PostgreSQL starts with crash
- * recovery; pgbench's invariants hold (account, teller and branch balances
- * each sum to the history's deltas) and every transaction pgbench reported
- * committed is in the history, with at most one more per client (a commit
- * whose answer was lost with vm2).
- */
-TEST_F_TIMEOUT(workload_crash, postgres_owner_killed, 900)
-{
-	const int clients = 4;
-	long long committed = -1, history, accounts, tellers, branches, deltas;
-	char out[4096], *p;
-	pid_t bench;
-
-	ASSERT_EQ(0, rl_on(PEER, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT " && "
-			   "mount /dev/chorus0 " MNT " && chown postgres " MNT " && "
-			   AS_PG PGBIN "/initdb -D " PGDATA " -A trust --wal-segsize=4 "
-			   ">/dev/null && "
-			   "echo \"host all all 10.99.0.0/24 trust\" >> " PGDATA "/pg_hba.conf && "
-			   AS_PG PGBIN "/pg_ctl -D " PGDATA " -w -t 120 -l /tmp/pg.log -o "
-			   "\"" PG_OPTS "-c listen_addresses=10.99.0.2 "
-			   "-c unix_socket_directories=/tmp\" "
-			   "start >/dev/null")) TH_LOG("PostgreSQL did not start on vm2");
-	ASSERT_EQ(0, run(PGBIN "/pgbench -i -s 1 -q \"" PGCONN "\""))
-		TH_LOG("pgbench -i failed");
-
-	bench = fork();
-	if (bench == 0)
-		_exit(run(PGBIN "/pgbench -c %d -j 2 -T 300 -n \"" PGCONN "\" "
-			  "> /tmp/pgbench.out 2>&1", clients) ? 1 : 0);
-	ASSERT_LT(0, bench);
-	env_track_pid(&self->env, bench);
-	sleep(20);
-	ASSERT_EQ(0, waitpid(bench, NULL, WNOHANG)) TH_LOG("pgbench ended early");
-	kill_owner_promote_replica();
-	/* pgbench notices the dead server (tcp_user_timeout, keepalives). */
-	waitpid(bench, NULL, 0);
-	self->env.npids = 0;
-	ASSERT_EQ(0, run_quiet(out, sizeof(out), "cat /tmp/pgbench.out"));
-	p = strstr(out, "number of transactions actually processed: ");
-	ASSERT_NE(NULL, p) TH_LOG("pgbench said: %s", out);
-	committed = atoll(p + strlen("number of transactions actually processed: "));
-	TH_LOG("pgbench reported %lld transactions committed before the crash", committed);
-	EXPECT_LT(0, committed);
-
-	ASSERT_EQ(0, run("mkdir -p " MNT " && mount /dev/chorus0 " MNT))
-		TH_LOG("the promoted replica's ext4 does not mount");
-	ASSERT_EQ(0, run(AS_PG PGBIN "/pg_ctl -D " PGDATA " -w -t 300 -l /tmp/pg-vm1.log -o "
-			 "\"" PG_OPTS "-c listen_addresses='' -c unix_socket_directories=/tmp\" "
-			 "start "
-			 ">/dev/null")) TH_LOG("PostgreSQL did not start on the promoted replica");
-	EXPECT_EQ(0, run("grep -E 'database system was (interrupted|not properly shut down)' "
-			 "/tmp/pg-vm1.log && grep -q 'redo done' /tmp/pg-vm1.log"))
-		TH_LOG("no crash recovery in PostgreSQL's log");
-
-	history = pg_value("select count(*) from pgbench_history");
-	deltas = pg_value("select coalesce(sum(delta), 0) from pgbench_history");
-	accounts = pg_value("select sum(abalance) from pgbench_accounts");
-	tellers = pg_value("select sum(tbalance) from pgbench_tellers");
-	branches = pg_value("select sum(bbalance) from pgbench_branches");
-	TH_LOG("after recovery: %lld transactions in the history, deltas %lld, balances "
-	       "%lld / %lld / %lld", history, deltas, accounts, tellers, branches);
-	EXPECT_LE(committed, history) TH_LOG("committed transactions are missing");
-	EXPECT_GE(committed + clients, history) TH_LOG("more transactions than were sent");
-	EXPECT_EQ(deltas, accounts);
-	EXPECT_EQ(deltas, tellers);
-	EXPECT_EQ(deltas, branches);
-
-	ASSERT_EQ(0, run(AS_PG PGBIN "/pg_ctl -D " PGDATA " -w -m fast stop >/dev/null"));
-	ASSERT_EQ(0, run("umount " MNT));
-	EXPECT_EQ(0, run("e2fsck -fn /dev/chorus0")) TH_LOG("fsck is not clean");
 }
 
 CHORUS_HARNESS_MAIN

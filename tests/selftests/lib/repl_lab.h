@@ -58,6 +58,27 @@ static inline int __attribute__((format(printf, 2, 3))) rl_on(int vm, const char
 	return vm == this_vm() ? run("%s", cmd) : lab_run(vm, "%s", cmd);
 }
 
+/*
+ * Run @cmd on each of the @n lab VMs in @vms at once (a child each: under
+ * TCG a command costs a second or more, mostly waiting); how many failed.
+ */
+static inline int rl_on_each(const int *vms, int n, const char *cmd)
+{
+	pid_t pids[8];
+	int i, status, failed = 0;
+
+	for (i = 0; i < n && i < 8; i++) {
+		fflush(stderr);
+		pids[i] = fork();
+		if (pids[i] == 0)
+			_exit(rl_on(vms[i], "%s", cmd) ? 1 : 0);
+	}
+	for (i = 0; i < n && i < 8; i++)
+		failed += pids[i] < 0 || waitpid(pids[i], &status, 0) < 0 ||
+			  !WIFEXITED(status) || WEXITSTATUS(status);
+	return failed;
+}
+
 #define RL_FIO	"fio --name=t --filename=/dev/chorus0 --direct=1 --ioengine=libaio " \
 		"--output-format=terse --terse-version=3 --minimal "
 
