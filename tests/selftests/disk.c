@@ -51,8 +51,8 @@ FIXTURE_VARIANT_ADD(disk, tcp) {
 	.transport = "tcp",
 	/*
 	 * The owner's failed disk is make check's in the cluster suite
-	 * (cluster.chorusd_restart_…), kernel and chorusd together; the
-	 * flakey disk takes the error case's path.
+	 * (cluster.chorusd_on_owner_restarted_then_stopped_…), kernel and
+	 * chorusd together; the flakey disk takes the error case's path.
 	 */
 	.check_cases = "replica_disk_error_held_out_of_writeset_replaced "
 		       "replica_disk_stall_detached_short_stall_not "
