@@ -868,7 +868,7 @@ TEST_F_TIMEOUT(cluster, etcd_member_lost_changes_nothing_quorum_lost_pauses_io, 
 	ASSERT_EQ(0, cl_query(self, VOL, epoch1, sizeof(epoch1), ".owner.epoch"));
 	start_writer(1, 100);
 	ASSERT_EQ(0, run("pkill -STOP -x etcd"));
-	EXPECT_TRUE(writer_goes_on(self->acked, 3 * atoi(TTL)))
+	EXPECT_TRUE(writer_goes_on(self->acked, 2 * atoi(TTL)))
 		TH_LOG("I/O stalled with one etcd member of three stopped");
 	lease_state(1, state, sizeof(state));
 	EXPECT_STREQ("valid", state);

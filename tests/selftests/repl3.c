@@ -35,6 +35,15 @@ FIXTURE_VARIANT(repl3) {
 
 FIXTURE_VARIANT_ADD(repl3, tcp) {
 	.transport = "tcp",
+	/*
+	 * All but plain fio verify: every other case writes through the
+	 * three-way data path too and ends comparing the three disks, and
+	 * the overlapping writes case runs fio on two access points at once.
+	 */
+	.check_cases = "owner_lost_new_owner_resyncs_both "
+		       "new_extent_waits_for_an_unreachable_member "
+		       "access_point_follows_the_owner_change "
+		       "two_access_points_overlapping_writes_identical",
 };
 
 FIXTURE_VARIANT_ADD(repl3, rdma) {
