@@ -232,8 +232,9 @@ FIXTURE_SETUP(cluster)
 	self->env.nremote = 3;
 	/*
 	 * etcd and the pools stay up from one case to the next, and chorusd
-	 * and chorus.ko too when the case before cleaned up; otherwise every
-	 * node is stopped, and what that case left in the store goes.
+	 * and chorus.ko too when the case before cleaned up (the node list
+	 * below still checks them); otherwise every node is stopped, what
+	 * that case left in the store goes, and the nodes start again.
 	 */
 	if (!self->env.keep_loaded) {
 		for (vm = 1; vm <= 3; vm++)
