@@ -517,4 +517,48 @@ TEST_F_TIMEOUT(disk, owner_disk_error_under_ext4_fsync, 300)
 	EXPECT_LT(0, degraded) TH_LOG("no read went to vm2");
 }
 
+/*
+ * ext4 on the owner's volume, buffered writes each fsynced, and the
+ * replica's disk fails under them (make check-all-variants): the owner
+ * holds every write and flush of the journal until the replica is taken
+ * out of the write set (the control plane's step, by hand here); then no
+ * write or fsync has failed, every write reads back after the page cache
+ * is dropped, e2fsck finds the file system clean and vm2 is out of date.
+ */
+TEST_F_TIMEOUT(disk, replica_disk_error_under_ext4_fsync, 300)
+{
+	char out_buf[64];
+	uint64_t held = 0;
+	pid_t fio;
+	int i;
+
+	ASSERT_EQ(0, rl_on(1, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT " && "
+			   "mount /dev/chorus0 " MNT));
+	fio = fork();
+	if (fio == 0)
+		_exit(rl_on(1, FS_WRITES "--rate_iops=100 --do_verify=0 >/dev/null") ? 1 : 0);
+	ASSERT_LE(0, fio);
+	env_track_pid(&self->env, fio);
+	sleep(3);
+	ASSERT_EQ(0, dm_swap(PEER, "0 " DM_SECTORS " error"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "disk_failed", "true", 15));
+	for (i = 0; i < 10 * (int)rl_scale() && !held; i++) {
+		held = rl_peer_u64(1, PEER, "held");
+		if (!held)
+			sleep(1);
+	}
+	EXPECT_LT(0, held) TH_LOG("no write held for vm2");
+	EXPECT_EQ(0, waitpid(fio, NULL, WNOHANG)) TH_LOG("fio ended while its writes were held");
+
+	ASSERT_EQ(0, rl_on(1, "%s writeset remove " VOL " 2 >/dev/null", rl_ctl()));
+	writer_ok(fio);
+	EXPECT_EQ(0, rl_on(1, "echo 3 > /proc/sys/vm/drop_caches && "
+			   FS_WRITES "--verify_only >/dev/null"))
+		TH_LOG("a write fsynced on ext4 does not read back");
+	EXPECT_EQ(0, rl_on(1, "umount " MNT " && e2fsck -fn /dev/chorus0 >/dev/null"))
+		TH_LOG("e2fsck does not find the file system clean");
+	rl_peer_field(1, PEER, "repl_state", out_buf, sizeof(out_buf));
+	EXPECT_STREQ("out-of-date", out_buf);
+}
+
 CHORUS_HARNESS_MAIN
