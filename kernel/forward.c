@@ -127,11 +127,13 @@ static bool chorus_fwd_sent_live(struct chorus_rq *rqd)
 
 /*
  * Take the right to send @rq on @peer's session @gen: it is still
- * forwarded and was not sent on that session yet. The claim holds a
- * reference on the request, dropped once the send returned: an answer, or
- * the forward timeout, may come while the transport still walks its bios,
- * and must not complete it under the transport. Context: fwd->lock not
- * held.
+ * forwarded, was not sent on that session yet, and its forward timeout has
+ * not passed (past it, the expiry fails it: sent now, on a session that
+ * came up before the expiry's next look, it could overwrite a newer write
+ * the host sent on another path). The claim holds a reference on the
+ * request, dropped once the send returned: an answer, or the forward
+ * timeout, may come while the transport still walks its bios, and must not
+ * complete it under the transport. Context: fwd->lock not held.
  */
 static bool chorus_fwd_claim(struct chorus_fwd *fwd, struct request *rq,
 			     struct chorus_peer *peer, u32 gen)
@@ -141,7 +143,8 @@ static bool chorus_fwd_claim(struct chorus_fwd *fwd, struct request *rq,
 
 	spin_lock_irq(&fwd->lock);
 	if (xa_load(&fwd->inflight, rqd->fwd_id) == rq &&
-	    (rqd->fwd_peer != peer || rqd->fwd_gen != gen)) {
+	    (rqd->fwd_peer != peer || rqd->fwd_gen != gen) &&
+	    !time_after(jiffies, rqd->fwd_deadline)) {
 		rqd->fwd_peer = peer;
 		rqd->fwd_gen = gen;
 		atomic_inc(&rqd->pending);
@@ -706,6 +709,22 @@ static u8 chorus_fwd_answer_type(u8 type)
 	}
 }
 
+/*
+ * One request @peer forwarded is no longer served here. The count drops
+ * and the waiters are woken under the wait queue's lock, which
+ * chorus_fwd_peer_quiesce() takes once it saw zero: the peer may be freed
+ * as soon as that returns, and this must not touch it after.
+ */
+static void chorus_fwd_served_done(struct chorus_peer *peer)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&peer->fwd_wait.lock, flags);
+	if (atomic_dec_and_test(&peer->fwd_serving))
+		wake_up_all_locked(&peer->fwd_wait);
+	spin_unlock_irqrestore(&peer->fwd_wait.lock, flags);
+}
+
 static void chorus_fwd_answer_workfn(struct work_struct *work)
 {
 	struct chorus_fwd_io *io =
@@ -737,8 +756,7 @@ static void chorus_fwd_answer_workfn(struct work_struct *work)
 
 	chorus_pages_free(io->pages, io->nr_pages);
 	kfree(io);
-	if (atomic_dec_and_test(&peer->fwd_serving))
-		wake_up_all(&peer->fwd_wait);
+	chorus_fwd_served_done(peer);
 }
 
 static void chorus_fwd_served_endio(struct bio *bio)
@@ -945,6 +963,9 @@ int chorus_fwd_serve(struct chorus_conn *conn,
 void chorus_fwd_peer_quiesce(struct chorus_peer *peer)
 {
 	wait_event(peer->fwd_wait, !atomic_read(&peer->fwd_serving));
+	/* The last chorus_fwd_served_done() has left the lock: done with it. */
+	spin_lock_irq(&peer->fwd_wait.lock);
+	spin_unlock_irq(&peer->fwd_wait.lock);
 }
 
 /**

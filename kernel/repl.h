@@ -183,7 +183,8 @@ enum chorus_job {
  * @replica_wait: woken when @replica_inflight drops to zero
  * @fwd_serving: requests this peer forwarded that are being served here
  *	(forward.c), from receipt until their answer is sent or dropped
- * @fwd_wait: woken when @fwd_serving drops to zero
+ * @fwd_wait: woken when @fwd_serving drops to zero; the drop and the
+ *	wake-up are under @fwd_wait's own lock (chorus_fwd_served_done())
  *
  * @meta_flags: CHORUS_META_PEER_* as last written, under @bm_mutex
  * @bits: dirty bitmap, one bit per chorus_repl.region_sectors, LE layout
