@@ -547,6 +547,16 @@ static int chorus_al_log(struct chorus_volume *vol)
 	lockdep_assert_held(&al->mutex);
 	chorus_al_fill(vol);
 	ret = chorus_al_write(vol);
+	/*
+	 * A write error detached the disk (chorus_meta_al_io()): written
+	 * again, the transaction skips the disk and goes to the write set, as
+	 * for an owner whose disk failed before, and the write that needed it
+	 * stands on the write set too. Failing it would fail a write the
+	 * replicas can hold (make check-cluster-rdma, stop 35: the owner's
+	 * first failed I/O was a log write).
+	 */
+	if (ret && chorus_disk_failed(vol))
+		ret = chorus_al_write(vol);
 	if (ret)
 		return ret;
 	spin_lock_irq(&al->lock);

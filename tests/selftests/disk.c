@@ -56,6 +56,7 @@ FIXTURE_VARIANT_ADD(disk, tcp) {
 	 */
 	.check_cases = "replica_disk_error_held_out_of_writeset_replaced "
 		       "replica_disk_stall_detached_short_stall_not "
+		       "owner_log_write_error_write_stands_on_the_write_set "
 		       "replica_metadata_error_then_no_disk_left",
 };
 
@@ -477,6 +478,41 @@ TEST_F_TIMEOUT(disk, replica_metadata_error_then_no_disk_left, 300)
 		TH_LOG("a write vm1 acknowledged alone is lost");
 	rl_peer_field(1, PEER, "repl_state", out, sizeof(out));
 	EXPECT_STREQ("out-of-date", out);
+}
+
+/* vm1's disk with its data area working and its metadata area failing. */
+#define DM_META_ERROR	"0 " RL_STR(RL_DATA_SECTORS) " linear /dev/vdb 0\\n" \
+			RL_STR(RL_DATA_SECTORS) " " RL_STR(RL_DATA_SECTORS) " error\\n"
+#define RL_DATA_SECTORS	131072	/* RL_SIZE_MB */
+/* 4 KiB of 'k' (0x6b) in /tmp/blk on @vm, and the command comparing block @blk. */
+#define BLK_MAKE	"head -c 4096 /dev/zero | tr '\\0' k > /tmp/blk"
+#define BLK_CMP		"dd if=%s bs=4k count=1 skip=%d iflag=direct status=none | cmp -s - /tmp/blk"
+
+/*
+ * Only the owner's metadata area fails, its data area works: the first
+ * write after the set-up needs an activity-log extent, and the log write
+ * is the first I/O to fail. vm1 detaches its disk ("activity log write
+ * failed") and the write is acknowledged once vm2 has it (it failed with
+ * EIO before: make check-cluster-rdma at stop 35); vm1 reads it back from
+ * vm2.
+ */
+TEST_F_TIMEOUT(disk, owner_log_write_error_write_stands_on_the_write_set, 120)
+{
+	char out[512];
+	int vm;
+
+	for (vm = 1; vm <= 2; vm++)
+		ASSERT_EQ(0, rl_on(vm, BLK_MAKE));
+	ASSERT_EQ(0, run("printf '" DM_META_ERROR "' | dmsetup load --noudevsync chorus-bk && "
+			 "dmsetup resume --noudevsync chorus-bk"));
+	EXPECT_EQ(0, run("dd if=/tmp/blk of=/dev/chorus0 bs=4k seek=2304 oflag=direct "
+			 "conv=notrunc status=none")) TH_LOG("the write failed");
+	volume_field(1, "disk_error", out, sizeof(out));
+	EXPECT_NE(NULL, strstr(out, "activity log write failed"))
+		TH_LOG("vm1's disk_error: \"%s\"", out);
+	EXPECT_EQ(0, rl_on(PEER, BLK_CMP, RL_BACKING, 2304)) TH_LOG("vm2 lacks the write");
+	EXPECT_EQ(0, run(BLK_CMP, "/dev/chorus0", 2304)) TH_LOG("vm1 does not read it back");
+	EXPECT_LT(0, rl_cmd_u64(1, "cat /sys/block/chorus0/chorus/degraded_reads"));
 }
 
 #define MNT		"/mnt/chorus-disk"
