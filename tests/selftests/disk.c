@@ -157,6 +157,20 @@ static void __writer_ok(struct __test_metadata *_metadata, struct chorus_env *en
 }
 #define writer_ok(fio) __writer_ok(_metadata, &self->env, fio)
 
+/* Writes vm1 holds for vm2, waited for up to 10 s (longer on the debug kernel). */
+static uint64_t held_for_peer(void)
+{
+	uint64_t held = 0;
+	int i;
+
+	for (i = 0; i < 10 * (int)rl_scale() && !held; i++) {
+		held = rl_peer_u64(1, PEER, "held");
+		if (!held)
+			sleep(1);
+	}
+	return held;
+}
+
 /* Format chorus-new on vm2 for the volume, or with another uuid. */
 static int format_new_disk(const char *uuid)
 {
@@ -231,7 +245,6 @@ static void replaced_disk_gets_a_full_copy(struct __test_metadata *_metadata)
 TEST_F_TIMEOUT(disk, replica_disk_error_held_out_of_writeset_replaced, 300)
 {
 	uint64_t reconnects, w0, w1, held;
-	int i;
 	char out[512];
 	pid_t fio;
 
@@ -260,11 +273,7 @@ TEST_F_TIMEOUT(disk, replica_disk_error_held_out_of_writeset_replaced, 300)
 	w1 = volume_writes();
 	EXPECT_EQ(w0, w1) TH_LOG("writes completed while a member's disk had failed");
 	/* The debug kernel may take a while to answer them all. */
-	for (held = 0, i = 0; i < 10 * (int)rl_scale() && !held; i++) {
-		held = rl_peer_u64(1, PEER, "held");
-		if (!held)
-			sleep(1);
-	}
+	held = held_for_peer();
 	EXPECT_LT(0, held) TH_LOG("no write held for vm2");
 
 	ASSERT_NE(0, rl_on_out(PEER, out, sizeof(out), "%s volume role " VOL
@@ -521,6 +530,38 @@ TEST_F_TIMEOUT(disk, owner_log_write_error_write_stands_on_the_write_set, 120)
 			"--bs=4k --size=16M --io_size=4M --fsync=1 --verify=crc32c "
 
 /*
+ * ext4 made and mounted on vm1's volume, FS_WRITES started on it: the
+ * writer's pid, tracked. The disk is to fail under it.
+ */
+static pid_t __fs_writes_start(struct __test_metadata *_metadata, struct chorus_env *env)
+{
+	pid_t fio;
+
+	if (rl_on(1, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT " && mount /dev/chorus0 "
+		  MNT))
+		return -1;
+	fio = fork();
+	if (fio == 0)
+		_exit(rl_on(1, FS_WRITES "--rate_iops=100 --do_verify=0 >/dev/null") ? 1 : 0);
+	if (fio > 0)
+		env_track_pid(env, fio);
+	sleep(3);
+	return fio;
+}
+#define fs_writes_start() __fs_writes_start(_metadata, &self->env)
+
+/* Every write reads back with the page cache dropped; e2fsck finds it clean. */
+static void __fs_writes_verify(struct __test_metadata *_metadata)
+{
+	EXPECT_EQ(0, rl_on(1, "echo 3 > /proc/sys/vm/drop_caches && "
+			   FS_WRITES "--verify_only >/dev/null"))
+		TH_LOG("a write fsynced on ext4 does not read back");
+	EXPECT_EQ(0, rl_on(1, "umount " MNT " && e2fsck -fn /dev/chorus0 >/dev/null"))
+		TH_LOG("e2fsck does not find the file system clean");
+}
+#define fs_writes_verify() __fs_writes_verify(_metadata)
+
+/*
  * ext4 on the owner's volume, buffered writes each fsynced, and the owner's
  * disk fails under them (make check-all-variants): no write or fsync fails;
  * after the page cache is dropped every write reads back (served by vm2:
@@ -532,23 +573,13 @@ TEST_F_TIMEOUT(disk, owner_disk_error_under_ext4_fsync, 300)
 	uint64_t degraded;
 	pid_t fio;
 
-	ASSERT_EQ(0, rl_on(1, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT " && "
-			   "mount /dev/chorus0 " MNT));
-	fio = fork();
-	if (fio == 0)
-		_exit(rl_on(1, FS_WRITES "--rate_iops=100 --do_verify=0 >/dev/null") ? 1 : 0);
+	fio = fs_writes_start();
 	ASSERT_LE(0, fio);
-	env_track_pid(&self->env, fio);
-	sleep(3);
 	ASSERT_EQ(0, dm_swap(1, "0 " DM_SECTORS " error"));
 	writer_ok(fio);
 	volume_field(1, "state", out_buf, sizeof(out_buf));
 	EXPECT_STREQ("failed", out_buf);
-	EXPECT_EQ(0, rl_on(1, "echo 3 > /proc/sys/vm/drop_caches && "
-			   FS_WRITES "--verify_only >/dev/null"))
-		TH_LOG("a write fsynced on ext4 does not read back");
-	EXPECT_EQ(0, rl_on(1, "umount " MNT " && e2fsck -fn /dev/chorus0 >/dev/null"))
-		TH_LOG("e2fsck does not find the file system clean");
+	fs_writes_verify();
 	degraded = rl_cmd_u64(1, "cat /sys/block/chorus0/chorus/degraded_reads");
 	EXPECT_LT(0, degraded) TH_LOG("no read went to vm2");
 }
@@ -564,35 +595,20 @@ TEST_F_TIMEOUT(disk, owner_disk_error_under_ext4_fsync, 300)
 TEST_F_TIMEOUT(disk, replica_disk_error_under_ext4_fsync, 300)
 {
 	char out_buf[64];
-	uint64_t held = 0;
+	uint64_t held;
 	pid_t fio;
-	int i;
 
-	ASSERT_EQ(0, rl_on(1, "mkfs.ext4 -q -F /dev/chorus0 && mkdir -p " MNT " && "
-			   "mount /dev/chorus0 " MNT));
-	fio = fork();
-	if (fio == 0)
-		_exit(rl_on(1, FS_WRITES "--rate_iops=100 --do_verify=0 >/dev/null") ? 1 : 0);
+	fio = fs_writes_start();
 	ASSERT_LE(0, fio);
-	env_track_pid(&self->env, fio);
-	sleep(3);
 	ASSERT_EQ(0, dm_swap(PEER, "0 " DM_SECTORS " error"));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "disk_failed", "true", 15));
-	for (i = 0; i < 10 * (int)rl_scale() && !held; i++) {
-		held = rl_peer_u64(1, PEER, "held");
-		if (!held)
-			sleep(1);
-	}
+	held = held_for_peer();
 	EXPECT_LT(0, held) TH_LOG("no write held for vm2");
 	EXPECT_EQ(0, waitpid(fio, NULL, WNOHANG)) TH_LOG("fio ended while its writes were held");
 
 	ASSERT_EQ(0, rl_on(1, "%s writeset remove " VOL " 2 >/dev/null", rl_ctl()));
 	writer_ok(fio);
-	EXPECT_EQ(0, rl_on(1, "echo 3 > /proc/sys/vm/drop_caches && "
-			   FS_WRITES "--verify_only >/dev/null"))
-		TH_LOG("a write fsynced on ext4 does not read back");
-	EXPECT_EQ(0, rl_on(1, "umount " MNT " && e2fsck -fn /dev/chorus0 >/dev/null"))
-		TH_LOG("e2fsck does not find the file system clean");
+	fs_writes_verify();
 	rl_peer_field(1, PEER, "repl_state", out_buf, sizeof(out_buf));
 	EXPECT_STREQ("out-of-date", out_buf);
 }
