@@ -34,7 +34,16 @@ FIXTURE_VARIANT(forward) {
 
 FIXTURE_VARIANT_ADD(forward, tcp) {
 	.transport = "tcp",
-	.check_cases = NULL,	/* every case */
+	/*
+	 * All but ext4 on an access point with a disk: the diskless case runs
+	 * ext4 through forwarding (every read and write goes to the owner, as
+	 * on an access point with a disk) and fio verify covers the write
+	 * coming back to the access point's own replica.
+	 */
+	.check_cases = "access_point_fio_verify owner_unreachable_write_held_then_resent "
+		       "owner_destroyed_while_serving_a_held_write "
+		       "stale_forwarded_write_fails_never_overwrites "
+		       "diskless_access_point_fio_ext4",
 };
 
 FIXTURE_VARIANT_ADD(forward, rdma) {
