@@ -389,8 +389,11 @@ int chorus_volume_destroy(struct chorus_volume *vol,
 
 	/*
 	 * Nobody has the device open; what it serves for access points may
-	 * still be in flight: chorus_repl_stop() ends it.
+	 * still be in flight: chorus_repl_stop() ends it. A served request an
+	 * expired lease holds would never end: it fails first, and so does
+	 * any the lease would hold from now on (held_fail).
 	 */
+	chorus_dev_release_held(vol, true);
 	chorus_repl_stop(vol);
 	chorus_dev_destroy(vol);
 	/* No work for a failure from here on: the clean mark may fail it. */

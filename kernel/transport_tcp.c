@@ -278,10 +278,19 @@ static int chorus_tcp_start_rx(struct chorus_conn *conn)
 	return 0;
 }
 
+/*
+ * A session that ends sends nothing more: linger 0 makes the release an
+ * abortive close (a RST), which drops what is still queued. Otherwise the
+ * orphaned socket would go on retransmitting it, and a forwarded write the
+ * access point has since failed could reach the owner once the link is
+ * back, on a session the owner still takes for current.
+ */
 static void chorus_tcp_shutdown(struct chorus_conn *conn)
 {
-	if (conn->sock)
+	if (conn->sock) {
+		sock_no_linger(conn->sock->sk);
 		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
+	}
 }
 
 static void chorus_tcp_stop_rx(struct chorus_conn *conn)

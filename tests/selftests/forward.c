@@ -42,7 +42,9 @@ FIXTURE_VARIANT_ADD(forward, tcp) {
 	 */
 	.check_cases = "access_point_fio_verify owner_unreachable_write_held_then_resent "
 		       "owner_destroyed_while_serving_a_held_write "
+		       "owner_destroyed_with_a_served_write_its_lease_holds "
 		       "stale_forwarded_write_fails_never_overwrites "
+		       "failed_forwarded_write_never_reaches_the_owner_later "
 		       "diskless_access_point_fio_ext4",
 };
 
@@ -282,6 +284,43 @@ TEST_F_TIMEOUT(forward, owner_destroyed_while_serving_a_held_write, 300)
 }
 
 /*
+ * The owner's lease has expired (its control plane lost etcd): it holds
+ * what it serves for vm2 as it holds its own I/O. Destroying the volume
+ * then fails the held write and returns (it used to wait for it for good,
+ * a hung task); vm2's write fails, and the block is on neither disk.
+ */
+TEST_F_TIMEOUT(forward, owner_destroyed_with_a_served_write_its_lease_holds, 300)
+{
+	uint64_t t0, end;
+	char held[4352];	/* rl_ctl() is a path */
+	pid_t w;
+	int st;
+
+	ASSERT_EQ(0, run("%s lease set --valid-for 0 >/dev/null", rl_ctl()));
+	w = fork();
+	if (w == 0)
+		_exit(rl_on(PEER, WRITE_BLOCK, 0x3c, 6) ? 1 : 0);
+	ASSERT_LT(0, w);
+	env_track_pid(&self->env, w);
+	snprintf(held, sizeof(held), "%s volume status " VOL " --json | jq -r .held_io", rl_ctl());
+	end = now_ms() + 30000ULL * rl_scale();
+	while (rl_cmd_u64(1, held) != 1 && now_ms() < end)
+		usleep(200 * 1000);
+	ASSERT_EQ(1, rl_cmd_u64(1, held)) TH_LOG("the owner does not hold vm2's write");
+	t0 = now_ms();
+	EXPECT_EQ(0, run("timeout 60 %s volume destroy " VOL " >/dev/null", rl_ctl()))
+		TH_LOG("the destroy failed or hung");
+	TH_LOG("destroy with a served write held by the lease: %llu ms",
+	       (unsigned long long)(now_ms() - t0));
+	ASSERT_EQ(w, waitpid(w, &st, 0));
+	self->env.npids = 0;
+	EXPECT_FALSE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("vm2's write succeeded with its owner gone");
+	EXPECT_TRUE(block_is(1, RL_BACKING, 6, 0)) TH_LOG("vm1's disk has the failed write");
+	EXPECT_TRUE(block_is(PEER, RL_BACKING, 6, 0)) TH_LOG("vm2's disk has the failed write");
+}
+
+/*
  * The stale write a multipath host leaves behind (spdk/spdk#3593): a write
  * forwarded by vm2 while the owner is out of reach, and a newer write to
  * the same block that reaches the owner another way (as a host resends on
@@ -311,6 +350,44 @@ TEST_F_TIMEOUT(forward, stale_forwarded_write_fails_never_overwrites, 300)
 	EXPECT_TRUE(block_is(1, RL_BACKING, 5, 0x22)) TH_LOG("the newer write was overwritten");
 	EXPECT_TRUE(block_is(PEER, RL_BACKING, 5, 0x22)) TH_LOG("the replica lacks the newer write");
 	replicas_identical();
+}
+
+/*
+ * A forwarded write that failed is never delivered later. vm2's egress is
+ * cut under a write it forwards; vm2 gives the owner up (ping timeout 2 s),
+ * ends its session, fails the write after its forward timeout (3 s) and is
+ * told not to dial again, while vm1 keeps the session (timeouts of a
+ * minute). Once the link is back, the write still queued on vm2's old
+ * connection must not reach vm1: a graceful close would have its socket
+ * retransmit it; the abortive close drops it. vm1 never serves it, and
+ * neither disk has it.
+ */
+TEST_F_TIMEOUT(forward, failed_forwarded_write_never_reaches_the_owner_later, 300)
+{
+	uint64_t served;
+	pid_t w;
+	int st;
+
+	if (!strcmp(variant->transport, "rdma"))
+		SKIP(return, "TCP's: a QP that is destroyed sends nothing more");
+	ASSERT_EQ(0, run("%s volume set " VOL " --ping-timeout-ms 60000 --request-timeout-ms 60000 "
+			 ">/dev/null", rl_ctl()));
+	ASSERT_EQ(0, rl_on(PEER, "%s volume set " VOL " --ping-interval-ms 500 --ping-timeout-ms 2000 "
+			   ">/dev/null", rl_ctl()));
+	served = fwd_counter(1, "forward_served");
+	cut_then_write(3000, 0x77, 9, &w);
+	ASSERT_EQ(w, waitpid(w, &st, 0));
+	self->env.npids = 0;
+	EXPECT_FALSE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("the forwarded write succeeded with no owner in reach");
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "unreachable", 20));
+	ASSERT_EQ(0, rl_on(PEER, "%s peer disconnect " VOL " 1 >/dev/null", rl_ctl()));
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc del dev eth0 root"));
+	/* TCP retransmits within its backoff (about 13 s of loss so far). */
+	sleep(20);
+	EXPECT_EQ(served, fwd_counter(1, "forward_served")) TH_LOG("vm1 served the failed write");
+	EXPECT_TRUE(block_is(1, RL_BACKING, 9, 0)) TH_LOG("vm1's disk has the failed write");
+	EXPECT_TRUE(block_is(PEER, RL_BACKING, 9, 0)) TH_LOG("vm2's disk has the failed write");
 }
 
 /*
