@@ -666,6 +666,17 @@ static int chorus_genl_set_disk_timeout(struct chorus_volume *vol,
 	return 0;
 }
 
+/* The heartbeats of @vol's sessions follow a new interval now. */
+static void chorus_genl_rearm_pings(struct chorus_volume *vol)
+{
+	int i;
+
+	lockdep_assert_held(&vol->repl.conf_lock);
+	for (i = 0; i < CHORUS_MAX_PEERS; i++)
+		if (vol->repl.peers[i])
+			chorus_peer_rearm_ping(vol->repl.peers[i]);
+}
+
 static int chorus_genl_volume_set_doit(struct sk_buff *skb,
 				       struct genl_info *info)
 {
@@ -697,6 +708,8 @@ static int chorus_genl_volume_set_doit(struct sk_buff *skb,
 	}
 	WRITE_ONCE(repl->ping_interval_ms, interval);
 	WRITE_ONCE(repl->ping_timeout_ms, timeout);
+	if (attrs[CHORUS_A_PING_INTERVAL_MS])
+		chorus_genl_rearm_pings(vol);
 	if (attrs[CHORUS_A_REQUEST_TIMEOUT_MS]) {
 		WRITE_ONCE(repl->request_timeout_ms,
 			   nla_get_u32(attrs[CHORUS_A_REQUEST_TIMEOUT_MS]));

@@ -583,6 +583,7 @@ int chorus_peer_del(struct chorus_peer *peer, struct netlink_ext_ack *extack);
 struct chorus_peer *chorus_peer_find(struct chorus_volume *vol, u32 node_id);
 void chorus_peer_connect(struct chorus_peer *peer);
 void chorus_peer_disconnect(struct chorus_peer *peer);
+void chorus_peer_rearm_ping(struct chorus_peer *peer);
 void chorus_peer_fail(struct chorus_peer *peer, u32 gen, const char *reason);
 void chorus_peer_teardown(struct chorus_peer *peer, const char *reason);
 void chorus_peer_disk_failed(struct chorus_peer *peer);

@@ -652,6 +652,26 @@ void chorus_peer_disconnect(struct chorus_peer *peer)
 }
 
 /**
+ * chorus_peer_rearm_ping() - send the next heartbeat after the interval now set
+ * @peer: the peer
+ *
+ * A heartbeat already queued would otherwise wait out the old interval, and
+ * the ping timeout is only checked when it runs: a shorter timeout took
+ * effect only after the longer interval it replaced. Without a session
+ * there is no heartbeat to move (establishing one queues it).
+ *
+ * Context: process context; not under session_mutex.
+ */
+void chorus_peer_rearm_ping(struct chorus_peer *peer)
+{
+	mutex_lock(&peer->session_mutex);
+	if (peer->conns[0])
+		mod_delayed_work(chorus_wq, &peer->ping_work,
+				 msecs_to_jiffies(READ_ONCE(peer->vol->repl.ping_interval_ms)));
+	mutex_unlock(&peer->session_mutex);
+}
+
+/**
  * chorus_session_init() - set up the session part of a new peer
  * @peer: the peer, not yet listed
  */

@@ -85,7 +85,8 @@ FIXTURE_VARIANT_ADD(repl, tcp) {
 	.check_cases = "fio_verify_identical peer_vm_killed_holds_then_resyncs_dirty_regions "
 		       "link_flap_and_netem_under_fio stale_epoch_refused "
 		       "owner_lost_activity_log_resynced malformed_messages_close_the_connection "
-		       "verify_reports_mismatch metrics_under_fio",
+		       "verify_reports_mismatch metrics_under_fio "
+		       "ping_interval_shortened_applies_at_once",
 };
 
 FIXTURE_VARIANT_ADD(repl, rdma) {
@@ -573,6 +574,30 @@ TEST_F_TIMEOUT(repl, owner_crash_new_owner_resyncs_activity_log, 300)
  * rdma variant runs only the RDMA framing checks below: wire_inject.py
  * speaks TCP, so its messages would repeat the tcp variant's.
  */
+/*
+ * A shorter ping interval applies at once, not after the one it replaces
+ * (a heartbeat already queued waited out the old interval, and the ping
+ * timeout is checked when one runs): vm1's interval of two minutes is cut
+ * to 500 ms with a 2 s timeout, vm2 goes silent, and vm1 must see it
+ * unreachable within seconds.
+ */
+TEST_F_TIMEOUT(repl, ping_interval_shortened_applies_at_once, 120)
+{
+	uint64_t t0;
+
+	start("none", true);
+	ASSERT_EQ(0, run("%s volume set " VOL " --ping-interval-ms 120000 --ping-timeout-ms 240000 "
+			 ">/dev/null", self->ctl));
+	sleep(2);	/* the ping queued at the old 1 s interval is now two minutes off */
+	ASSERT_EQ(0, run("%s volume set " VOL " --ping-interval-ms 500 --ping-timeout-ms 2000 "
+			 ">/dev/null", self->ctl));
+	ASSERT_EQ(0, peer_run("%s", variant->cut));
+	t0 = now_ms();
+	EXPECT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
+	TH_LOG("vm1 found vm2 silent after %llu ms", (unsigned long long)(now_ms() - t0));
+	ASSERT_EQ(0, peer_run("%s", variant->heal));
+}
+
 /*
  * The RDMA receiver's own framing checks (rdma_inject.py): each crafted SEND
  * on a fresh queue pair makes the replica close that connection and log
