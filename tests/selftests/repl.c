@@ -746,6 +746,50 @@ static double metric(const char *name, const char *series)
 }
 
 /*
+ * A resync's progress in the metrics: vm2 leaves the write set and the
+ * session, 8 MiB are written without it, and it comes back at a resync
+ * rate of 1 MiB/s. A scrape during the resync shows its size (the 8 MiB)
+ * and part of it done; one after it, nothing running and the counter of
+ * resynced bytes up by that size.
+ */
+static void resync_progress_scraped(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(repl) *self)
+{
+	const char *peer = "{volume=\"" VOL "\",peer=\"2\"}";
+	double total = 0, done = -1, before;
+	char series[128];
+	int i;
+
+	snprintf(series, sizeof(series), "chorus_peer_resynced_bytes_total%s", peer);
+	before = metric("second", series);
+	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null && %s peer disconnect " VOL
+			 " 2 >/dev/null", self->ctl, self->ctl));
+	ASSERT_EQ(0, run(FIO "--rw=write --bs=1M --offset=16M --size=8M >/dev/null"));
+	ASSERT_EQ(0, run("%s volume set " VOL " --resync-rate 1M >/dev/null && %s peer connect "
+			 VOL " 2 >/dev/null", self->ctl, self->ctl));
+	for (i = 0; i < 40 && total <= 0; i++) {
+		usleep(250 * 1000);
+		if (scrape("resync"))
+			continue;
+		snprintf(series, sizeof(series), "chorus_peer_resync_total_bytes%s", peer);
+		total = metric("resync", series);
+		snprintf(series, sizeof(series), "chorus_peer_resync_done_bytes%s", peer);
+		done = metric("resync", series);
+	}
+	/* What was written, to the bitmap's granularity. */
+	EXPECT_LE(8 * MiB, total) TH_LOG("no resync of 8 MiB seen running");
+	EXPECT_GE(9 * MiB, total) TH_LOG("a resync of %.0f bytes for 8 MiB written", total);
+	EXPECT_LE(0, done);
+	EXPECT_GT(total, done) TH_LOG("the resync was done at its first scrape");
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 60));
+	ASSERT_EQ(0, scrape("resynced"));
+	snprintf(series, sizeof(series), "chorus_peer_resync_total_bytes%s", peer);
+	EXPECT_EQ(0, metric("resynced", series)) TH_LOG("%s", series);
+	snprintf(series, sizeof(series), "chorus_peer_resynced_bytes_total%s", peer);
+	EXPECT_EQ(before + total, metric("resynced", series)) TH_LOG("%s", series);
+}
+
+/*
  * chorusd's Prometheus metrics on the owner (Documentation/metrics.rst),
  * scraped twice with curl under paced fio writes: the write counters and
  * the kernel's write latency histogram rise, the peer is connected, in the
@@ -804,6 +848,7 @@ TEST_F_TIMEOUT(repl, metrics_under_fio, 120)
 	snprintf(series, sizeof(series), "chorus_peer_writes_sent_total%s}", peer);
 	EXPECT_LT(metric("first", series), metric("second", series)) TH_LOG("%s", series);
 
+	resync_progress_scraped(_metadata, self);
 	ASSERT_EQ(0, kill(chorusd, SIGTERM));
 	EXPECT_EQ(0, wait_child(chorusd, 10000)) TH_LOG("chorusd did not stop cleanly");
 	self->env.npids = 0;
