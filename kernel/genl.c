@@ -684,6 +684,7 @@ static int chorus_genl_volume_set_doit(struct sk_buff *skb,
 	struct chorus_volume *vol;
 	struct chorus_repl *repl;
 	u32 interval, timeout;
+	bool shorter;
 	int ret;
 
 	ret = chorus_genl_lock(info, false, &vol, NULL);
@@ -706,9 +707,11 @@ static int chorus_genl_volume_set_doit(struct sk_buff *skb,
 		ret = -EINVAL;
 		goto unlock;
 	}
+	shorter = interval < repl->ping_interval_ms;
 	WRITE_ONCE(repl->ping_interval_ms, interval);
 	WRITE_ONCE(repl->ping_timeout_ms, timeout);
-	if (attrs[CHORUS_A_PING_INTERVAL_MS])
+	/* Only sooner: a longer one applies from the ping queued now on. */
+	if (shorter)
 		chorus_genl_rearm_pings(vol);
 	if (attrs[CHORUS_A_REQUEST_TIMEOUT_MS]) {
 		WRITE_ONCE(repl->request_timeout_ms,

@@ -279,18 +279,19 @@ static int chorus_tcp_start_rx(struct chorus_conn *conn)
 }
 
 /*
- * A session that ends sends nothing more: linger 0 makes the release an
- * abortive close (a RST), which drops what is still queued. Otherwise the
- * orphaned socket would go on retransmitting it, and a forwarded write the
- * access point has since failed could reach the owner once the link is
- * back, on a session the owner still takes for current.
+ * A connection that ends sends nothing more: it is aborted (a RST), which
+ * drops what is still queued or unacknowledged and fails every send and
+ * receive blocked on it. A graceful shutdown would leave the socket
+ * retransmitting until the teardown released it, and the orphan after
+ * that: a forwarded write the access point has since failed could reach
+ * the owner once the link is back, on a session the owner still takes for
+ * current. What was sent before (a handshake refusal) is still read by the
+ * other side, ahead of the reset.
  */
 static void chorus_tcp_shutdown(struct chorus_conn *conn)
 {
-	if (conn->sock) {
-		sock_no_linger(conn->sock->sk);
-		kernel_sock_shutdown(conn->sock, SHUT_RDWR);
-	}
+	if (conn->sock)
+		tcp_abort(conn->sock->sk, ECONNABORTED);
 }
 
 static void chorus_tcp_stop_rx(struct chorus_conn *conn)
