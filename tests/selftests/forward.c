@@ -356,11 +356,12 @@ TEST_F_TIMEOUT(forward, stale_forwarded_write_fails_never_overwrites, 300)
  * A forwarded write that failed is never delivered later. vm2's egress is
  * cut under a write it forwards; vm2 gives the owner up (ping timeout 2 s),
  * ends its session, fails the write after its forward timeout (3 s) and is
- * told not to dial again, while vm1 keeps the session (timeouts of a
- * minute). Once the link is back, the write still queued on vm2's old
- * connection must not reach vm1: a graceful close would have its socket
- * retransmit it; the abortive close drops it. vm1 never serves it, and
- * neither disk has it.
+ * told not to dial again, while vm1 keeps the session (timeouts of two
+ * minutes) and sends vm2 nothing (a ping a minute: data left unread on
+ * vm2's socket would make even a graceful close a reset). Once the link is
+ * back, the write still queued on vm2's old connection must not reach vm1:
+ * a graceful close would have the orphaned socket retransmit it; the
+ * abort drops it. vm1 never serves it, and neither disk has it.
  */
 TEST_F_TIMEOUT(forward, failed_forwarded_write_never_reaches_the_owner_later, 300)
 {
@@ -370,10 +371,11 @@ TEST_F_TIMEOUT(forward, failed_forwarded_write_never_reaches_the_owner_later, 30
 
 	if (!strcmp(variant->transport, "rdma"))
 		SKIP(return, "TCP's: a QP that is destroyed sends nothing more");
-	ASSERT_EQ(0, run("%s volume set " VOL " --ping-timeout-ms 60000 --request-timeout-ms 60000 "
-			 ">/dev/null", rl_ctl()));
+	ASSERT_EQ(0, run("%s volume set " VOL " --ping-interval-ms 60000 --ping-timeout-ms 120000 "
+			 "--request-timeout-ms 120000 >/dev/null", rl_ctl()));
 	ASSERT_EQ(0, rl_on(PEER, "%s volume set " VOL " --ping-interval-ms 500 --ping-timeout-ms 2000 "
 			   ">/dev/null", rl_ctl()));
+	sleep(2);	/* vm1's ping queued at the old interval has gone */
 	served = fwd_counter(1, "forward_served");
 	cut_then_write(3000, 0x77, 9, &w);
 	ASSERT_EQ(w, waitpid(w, &st, 0));

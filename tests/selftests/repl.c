@@ -73,18 +73,22 @@ FIXTURE_VARIANT_ADD(repl, tcp) {
 	.cut = "ip link set eth0 down",
 	.heal = "ip link set eth0 up",
 	/*
-	 * All but four whose path another make-check case takes: a held link
-	 * loss is the killed peer's hold and resync with the peer alive (the
-	 * flap covers the live peer's return), and the owner's VM killed,
-	 * the replica promoted, the old owner back as a replica and resynced
-	 * from the activity log is workload_crash's case under ext4 and
-	 * PostgreSQL (stale epochs are stale_epoch_refused's); overlapping
-	 * writes ordered by the owner are repl3's from two access points at
-	 * once, and a new replica's full copy is disk's replaced disk.
+	 * All but five whose path another make-check case takes: a peer's
+	 * VM killed, held and resynced after it attaches again is the killed
+	 * node's in cluster.owner_killed_… (its replica of vol1) and
+	 * workload_crash's reattach, the hold and dirty-region resync are the
+	 * link loss's here; the owner's VM killed, the replica promoted, the
+	 * old owner back as a replica and resynced from the activity log is
+	 * workload_crash's case under ext4 and PostgreSQL, and the owner cut
+	 * off with the new owner resyncing from the log it shipped is
+	 * repl3.owner_lost_new_owner_resyncs_both with a third node (stale
+	 * epochs are stale_epoch_refused's); overlapping writes ordered by
+	 * the owner are repl3's from two access points at once, and a new
+	 * replica's full copy is disk's replaced disk.
 	 */
-	.check_cases = "fio_verify_identical peer_vm_killed_holds_then_resyncs_dirty_regions "
+	.check_cases = "fio_verify_identical peer_lost_holds_then_resyncs_dirty_regions "
 		       "link_flap_and_netem_under_fio stale_epoch_refused "
-		       "owner_lost_activity_log_resynced malformed_messages_close_the_connection "
+		       "malformed_messages_close_the_connection "
 		       "verify_reports_mismatch metrics_under_fio "
 		       "ping_interval_shortened_applies_at_once",
 };
