@@ -68,8 +68,10 @@ struct chorus_msg_data {
  *	-EPROTO), waiting at most @timeout_ms; used for the handshake only.
  * @start_rx: start receiving: each message is handed to chorus_conn_recv()
  *	from the transport's own context until an error or @shutdown.
- * @shutdown: fail pending and future sends and receives; may wait briefly
- *	(RDMA: up to 500 ms) for sends already made to reach the peer
+ * @shutdown: fail pending and future sends and receives, and send nothing
+ *	more once it returns (TCP aborts the connection: what is queued is
+ *	dropped); may wait briefly (RDMA: up to 500 ms) for sends already
+ *	posted to reach the peer
  * @stop_rx: wait until the receive context has stopped
  * @release: free the transport's part of @conn
  * @peer_addr: the address an accepted @conn comes from (its port too);
