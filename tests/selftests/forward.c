@@ -39,10 +39,10 @@ FIXTURE_VARIANT_ADD(forward, tcp) {
 	 * runs ext4 through forwarding (every read and write goes to the
 	 * owner, as on an access point with a disk) and fio verify covers the
 	 * write coming back to the access point's own replica. The failed
-	 * write never delivered later: it passes without the abort too (the
-	 * owner's session sees the FIN right behind the write, and serves
-	 * nothing from a failed session), so it guards the property, not the
-	 * fix.
+	 * write never delivered later: it passes without the abort too (most
+	 * likely the owner's session sees the FIN right behind the write and
+	 * serves nothing from a failed session), so it guards the property,
+	 * not the fix.
 	 */
 	.check_cases = "access_point_fio_verify owner_unreachable_write_held_then_resent "
 		       "owner_destroyed_while_serving_a_held_write "
@@ -364,9 +364,9 @@ TEST_F_TIMEOUT(forward, stale_forwarded_write_fails_never_overwrites, 300)
  * vm2's socket would make even a graceful close a reset). Once the link is
  * back, the write still queued on vm2's old connection must not reach vm1:
  * the abort drops it. vm1 never serves it, and neither disk has it. (With
- * a graceful close the orphaned socket retransmits it followed by its FIN:
- * vm1's session fails on the FIN before the write is served, so this
- * passes on a module without the abort as well.)
+ * a graceful close the orphaned socket retransmits it followed by its FIN,
+ * and vm1's session most likely fails on the FIN before the write is
+ * served: this passes on a module without the abort as well.)
  */
 TEST_F_TIMEOUT(forward, failed_forwarded_write_never_reaches_the_owner_later, 300)
 {
