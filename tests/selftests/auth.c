@@ -113,11 +113,15 @@ static uint64_t events_seen(const char *event)
 	return rl_cmd_u64(PEER, cmd);
 }
 
-/* vm2 prints its events to EVENTS for @secs seconds, in the background. */
+/*
+ * vm2 prints its events to EVENTS for @secs seconds (times the timeout
+ * scale: on the debug kernel the case's steps take that much longer), in
+ * the background.
+ */
 static int listen_events(int secs)
 {
 	int rc = rl_on(PEER, "rm -f " EVENTS "; setsid %s --json events --timeout %d > "
-		       EVENTS " 2>&1 < /dev/null & sleep 1", rl_ctl(), secs);
+		       EVENTS " 2>&1 < /dev/null & sleep 1", rl_ctl(), secs * rl_scale());
 
 	return rc;
 }
