@@ -574,11 +574,6 @@ TEST_F_TIMEOUT(repl, owner_crash_new_owner_resyncs_activity_log, 300)
 }
 
 /*
- * Every malformed field closes the connection; nothing is written. The
- * rdma variant runs only the RDMA framing checks below: wire_inject.py
- * speaks TCP, so its messages would repeat the tcp variant's.
- */
-/*
  * A shorter ping interval applies at once, not after the one it replaces
  * (a heartbeat already queued waited out the old interval, and the ping
  * timeout is checked when one runs): vm1's interval of two minutes is cut
@@ -602,6 +597,11 @@ TEST_F_TIMEOUT(repl, ping_interval_shortened_applies_at_once, 120)
 	ASSERT_EQ(0, peer_run("%s", variant->heal));
 }
 
+/*
+ * Every malformed field closes the connection; nothing is written. The
+ * rdma variant runs only the RDMA framing checks below: wire_inject.py
+ * speaks TCP, so its messages would repeat the tcp variant's.
+ */
 /*
  * The RDMA receiver's own framing checks (rdma_inject.py): each crafted SEND
  * on a fresh queue pair makes the replica close that connection and log
