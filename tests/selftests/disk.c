@@ -129,7 +129,7 @@ FIXTURE_TEARDOWN(disk)
 {
 	int vm;
 
-	rl_on(PEER, "pkill -f 'sleep 600'; true");
+	rl_on(PEER, "pkill -f 'sleep 60[0]'; true");
 	rl_on(1, "pkill -x fio; umount /mnt/chorus-disk 2>/dev/null; true");
 	for (vm = 2; vm >= 1; vm--) {
 		dm_swap(vm, DM_LINEAR);
