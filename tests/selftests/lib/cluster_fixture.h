@@ -215,8 +215,8 @@ static void stop_workloads(void)
 /*
  * The cases make check runs: creation, placement and a replica's disk
  * replaced; the owner's VM killed under writes (acknowledged writes, host
- * multipath, a second volume); the owner's chorusd restarted, then stopped
- * until its kernel fences it; the export through every node. The owner cut
+ * multipath, a second volume); the export through every node. The owner's
+ * chorusd restarted then stopped until its kernel fences it, the owner cut
  * off from the network, an etcd member and then quorum lost, and the
  * export strategies run in make check-all-variants and make check-cluster
  * (Documentation/testing.rst, "What make check runs in each variant": on
@@ -225,7 +225,6 @@ static void stop_workloads(void)
 #define CLUSTER_CHECK_CASES \
 	"create_from_any_node_fio_verify_delete " \
 	"owner_killed_only_its_volume_moves_with_acknowledged_writes " \
-	"chorusd_on_owner_restarted_then_stopped_kernel_fences_it " \
 	"export_through_every_node_host_multipath_fio_verify"
 
 FIXTURE_SETUP(cluster)
