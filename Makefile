@@ -70,7 +70,7 @@ help:
 	@echo '  make install-tools  the same without the module'
 	@echo '  make deb        Debian packages chorus-dkms and chorus-tools in build/deb,'
 	@echo '                  checked by lintian (DEB_JOBS=1)'
-	@echo '  make check-deb  make deb, then install, use and purge both packages in a lab VM'
+	@echo '  make check-deb  make deb, then install both packages on two lab VMs, run the README example, purge'
 	@echo '                  (CHECK_DEB_ARGS=--upgrade-dkms: upgrade chorus-dkms too, +8 min)'
 	@echo '  make clean      remove build outputs'
 	@echo 'VM lab by hand: tools/vm/lab help'
