@@ -4,12 +4,14 @@
 
 #include <cerrno>
 #include <string>
+#include <vector>
 
 #include "lib/cluster_view.h"
 #include "lib/lvm.h"
 #include "lib/meta.h"
 #include "lib/placement.h"
 #include "lib/process.h"
+#include "lib/replica_disk.h"
 
 namespace chorus {
 namespace {
@@ -34,6 +36,19 @@ TEST(LvmReportTest, ParsesVgsAndLvs) {
     EXPECT_EQ("chorus_uuid=5b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d",
               ReplicaLvTag(ParseUuid("5b1e2c3d-4e5f-4a6b-8c7d-9e0f1a2b3c4d")));
     EXPECT_EQ("chorus-vol0", ReplicaLvName("vol0"));
+}
+
+TEST(ReplicaLvNameTest, AFailedDiskBelongsToItsVolume) {
+    using Names = std::vector<std::string>;
+    EXPECT_EQ(Names{"vol0"}, VolumesOfReplicaLv("chorus-vol0"));
+    EXPECT_EQ(Names{"vol0"}, VolumesOfReplicaLv(ReplicaLvName("vol0")));
+    // Either vol0's failed disk or the replica of a volume named
+    // "vol0.failed": the logical volume's tag decides.
+    EXPECT_EQ((Names{"vol0.failed", "vol0"}), VolumesOfReplicaLv(FailedReplicaLvName("vol0")));
+    EXPECT_EQ(Names{".failed"}, VolumesOfReplicaLv("chorus-.failed"));
+    EXPECT_TRUE(VolumesOfReplicaLv("chorus-").empty());
+    EXPECT_TRUE(VolumesOfReplicaLv("root").empty());
+    EXPECT_TRUE(VolumesOfReplicaLv("chorusvol0").empty());
 }
 
 TEST(LvmReportTest, RefusesReportsThatDoNotParse) {

@@ -415,21 +415,21 @@ void Reconciler::RemoveOrphanedDisks(const ClusterView& view,
     for (const VolumeInfo& kv : kernel_volumes)
         attached.insert(kv.name);
     for (const LogicalVolume& lv : pool_->List()) {
-        if (lv.name.rfind("chorus-", 0) != 0)
-            continue;
-        const std::string name = lv.name.substr(7);
+        const std::vector<std::string> volumes = VolumesOfReplicaLv(lv.name);
         auto tag = std::find_if(lv.tags.begin(), lv.tags.end(), [](const std::string& t) {
             return t.rfind("chorus_uuid=", 0) == 0;
         });
-        if (tag == lv.tags.end() || attached.count(name) > 0 ||
-            std::find(view.damaged.begin(), view.damaged.end(), name) != view.damaged.end())
+        if (volumes.empty() || tag == lv.tags.end())
             continue;
-        auto it = view.volumes.find(name);
-        if (it != view.volumes.end() && Holds(it->second.spec.value, cfg_.node_id) &&
-            lv.HasTag(ReplicaLvTag(it->second.spec.value.uuid)))
+        // A volume's failed disk set aside ("chorus-<v>.failed") is its
+        // volume's: the replacement or the volume's delete removes it, and
+        // says so. Only a disk no volume here claims is an orphan.
+        if (std::any_of(volumes.begin(), volumes.end(), [&](const std::string& name) {
+                return ClaimsDisk(view, attached, name, lv);
+            }))
             continue;
         try {
-            pool_->Remove(lv.name);
+            DiscardAndRemoveLv(*pool_, lv);
             log_.Info("removed " + pool_->vg() + "/" + lv.name +
                       ": its volume is not in the "
                       "cluster (deleted while this node was away)");
@@ -437,6 +437,18 @@ void Reconciler::RemoveOrphanedDisks(const ClusterView& view,
             problems_.Report("logical volume " + lv.name, e.what());
         }
     }
+}
+
+// Whether the volume called name, attached here or held here in the
+// cluster with lv's tag, or damaged (its spec unreadable), may own lv.
+bool Reconciler::ClaimsDisk(const ClusterView& view, const std::set<std::string>& attached,
+                            const std::string& name, const LogicalVolume& lv) const {
+    if (attached.count(name) > 0 ||
+        std::find(view.damaged.begin(), view.damaged.end(), name) != view.damaged.end())
+        return true;
+    auto it = view.volumes.find(name);
+    return it != view.volumes.end() && Holds(it->second.spec.value, cfg_.node_id) &&
+           lv.HasTag(ReplicaLvTag(it->second.spec.value.uuid));
 }
 
 bool Reconciler::RefreshPool(bool force) {

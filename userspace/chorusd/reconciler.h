@@ -78,6 +78,8 @@ private:
     void RemoveDiskless(const ClusterView& view, const VolumeInfo& kv);
     void RemoveFailedDisk(const VolumeInfo& kv);
     void RemoveOrphanedDisks(const ClusterView& view, const std::vector<VolumeInfo>& attached);
+    bool ClaimsDisk(const ClusterView& view, const std::set<std::string>& attached,
+                    const std::string& name, const LogicalVolume& lv) const;
     void PublishStatus(const SessionSnapshot& session, const std::vector<VolumeInfo>& attached);
     void MaybeAllowArming(const SessionSnapshot& session, const std::vector<VolumeInfo>& attached);
     void EnsureListening();

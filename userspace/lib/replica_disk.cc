@@ -56,8 +56,7 @@ bool RemoveTaggedLv(const LvmPool& pool, const std::string& lv_name, const Uuid&
         return true;
     if (!lv->HasTag(ReplicaLvTag(uuid)))
         return false;
-    RunProcess({"blkdiscard", "--force", lv->path}, std::chrono::minutes(10));
-    pool.Remove(lv->name);
+    DiscardAndRemoveLv(pool, *lv);
     return true;
 }
 
@@ -104,6 +103,23 @@ void SetFailedReplicaDiskAside(const LvmPool& pool, const VolumeSpec& spec) {
                         " is not tagged for this volume: the disk replacement leaves it alone",
                     EEXIST);
     pool.Rename(lv->name, aside);
+}
+
+std::vector<std::string> VolumesOfReplicaLv(std::string_view lv_name) {
+    const std::string prefix = ReplicaLvName("");
+    if (lv_name.substr(0, prefix.size()) != prefix || lv_name.size() == prefix.size())
+        return {};
+    const std::string_view volume = lv_name.substr(prefix.size());
+    std::vector<std::string> volumes{std::string(volume)};
+    const std::string_view suffix = ".failed";
+    if (volume.size() > suffix.size() && volume.ends_with(suffix))
+        volumes.emplace_back(volume.substr(0, volume.size() - suffix.size()));
+    return volumes;
+}
+
+void DiscardAndRemoveLv(const LvmPool& pool, const LogicalVolume& lv) {
+    RunProcess({"blkdiscard", "--force", lv.path}, std::chrono::minutes(10));
+    pool.Remove(lv.name);
 }
 
 bool RemoveFailedReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid& uuid) {

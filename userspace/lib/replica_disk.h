@@ -6,6 +6,8 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "lib/cluster_store.h"
 #include "lib/lvm.h"
@@ -53,6 +55,17 @@ void SetFailedReplicaDiskAside(const LvmPool& pool, const VolumeSpec& spec);
 // kernel let go of it. False when there was none. Throws LvmError (or
 // chorus::Error when the disk cannot be discarded).
 bool RemoveFailedReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid& uuid);
+
+// The volumes logical volume lv_name may hold a disk of: none for a name
+// without the "chorus-" prefix; "chorus-<v>" is <v>'s replica, and
+// "chorus-<v>.failed" is also <v>'s failed disk set aside (a volume name may
+// itself end in ".failed": the tag tells them apart).
+std::vector<std::string> VolumesOfReplicaLv(std::string_view lv_name);
+
+// Discards lv (best effort: not every device discards) and removes it, so
+// that its data cannot show through a logical volume made later on the same
+// extents. Throws LvmError.
+void DiscardAndRemoveLv(const LvmPool& pool, const LogicalVolume& lv);
 
 }  // namespace chorus
 
