@@ -416,10 +416,10 @@ void Reconciler::RemoveOrphanedDisks(const ClusterView& view,
         attached.insert(kv.name);
     for (const LogicalVolume& lv : pool_->List()) {
         const std::vector<std::string> volumes = VolumesOfReplicaLv(lv.name);
-        auto tag = std::find_if(lv.tags.begin(), lv.tags.end(), [](const std::string& t) {
+        const bool tagged = std::any_of(lv.tags.begin(), lv.tags.end(), [](const std::string& t) {
             return t.rfind("chorus_uuid=", 0) == 0;
         });
-        if (volumes.empty() || tag == lv.tags.end())
+        if (volumes.empty() || !tagged)
             continue;
         // A volume's failed disk set aside ("chorus-<v>.failed") is its
         // volume's: the replacement or the volume's delete removes it, and

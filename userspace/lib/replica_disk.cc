@@ -87,8 +87,11 @@ bool RemoveReplicaDisk(const LvmPool& pool, const std::string& name, const Uuid&
     return RemoveTaggedLv(pool, ReplicaLvName(name), uuid);
 }
 
+// What SetFailedReplicaDiskAside() appends to the replica's name.
+constexpr std::string_view kFailedSuffix = ".failed";
+
 std::string FailedReplicaLvName(std::string_view volume) {
-    return ReplicaLvName(volume) + ".failed";
+    return ReplicaLvName(volume) + std::string(kFailedSuffix);
 }
 
 void SetFailedReplicaDiskAside(const LvmPool& pool, const VolumeSpec& spec) {
@@ -111,9 +114,8 @@ std::vector<std::string> VolumesOfReplicaLv(std::string_view lv_name) {
         return {};
     const std::string_view volume = lv_name.substr(prefix.size());
     std::vector<std::string> volumes{std::string(volume)};
-    const std::string_view suffix = ".failed";
-    if (volume.size() > suffix.size() && volume.ends_with(suffix))
-        volumes.emplace_back(volume.substr(0, volume.size() - suffix.size()));
+    if (volume.size() > kFailedSuffix.size() && volume.ends_with(kFailedSuffix))
+        volumes.emplace_back(volume.substr(0, volume.size() - kFailedSuffix.size()));
     return volumes;
 }
 
