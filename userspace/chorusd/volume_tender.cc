@@ -88,12 +88,16 @@ void MarkUnknownMembers(const TendContext& ctx, const VolumeState& vol, const Ow
 
 // The owner key this node holds under its live session, taking it if there
 // is none and this node may (an up-to-date member of the write set).
-std::optional<Ownership> MyOwnership(const TendContext& ctx, const VolumeState& vol) {
+std::optional<Ownership> MyOwnership(const TendContext& ctx, const VolumeState& vol,
+                                     const VolumeInfo& kv) {
     const std::string& name = vol.spec.value.name;
     if (vol.owner)
         return vol.owner->node_id == ctx.node_id && vol.owner->lease == ctx.lease_id ? vol.owner
                                                                                      : std::nullopt;
-    if (!vol.writeset || !Contains(vol.writeset->value.members, ctx.node_id))
+    // A member whose disk failed takes no key: the kernel would refuse it
+    // the owner role (it serves nothing without a disk and a write set).
+    if (!vol.writeset || !Contains(vol.writeset->value.members, ctx.node_id) ||
+        kv.state == CHORUS_VOLUME_STATE_FAILED)
         return std::nullopt;
     Ownership won;
     TakeRefusal r = ctx.store->TakeOwnership(name, ctx.node_id, ctx.lease_id, &won);
@@ -108,7 +112,7 @@ std::optional<Ownership> MyOwnership(const TendContext& ctx, const VolumeState& 
 // another owner may have followed.
 void EnsureRole(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
     const std::string& name = vol.spec.value.name;
-    std::optional<Ownership> mine = MyOwnership(ctx, vol);
+    std::optional<Ownership> mine = MyOwnership(ctx, vol, kv);
     const bool owner_now = kv.role == CHORUS_ROLE_OWNER;
     if (!mine) {
         if (owner_now) {
@@ -144,7 +148,7 @@ bool Ready(const VolumeState& vol, const VolumeInfo& kv, uint32_t node_id) {
     const PeerInfo* p = FindPeer(kv, node_id);
     return vol.writeset && Contains(vol.writeset->value.members, node_id) && p != nullptr &&
            p->conn_state == CHORUS_CONN_CONNECTED && p->repl_state == CHORUS_REPL_UP_TO_DATE &&
-           p->in_writeset.value_or(false);
+           p->in_writeset.value_or(false) && !p->disk_failed.value_or(false);
 }
 
 // A planned move (Documentation/cluster.md, "Planned owner moves"): the
@@ -203,7 +207,11 @@ std::string LostWhy(const PeerInfo& p) {
 // On the owner: a member the kernel cannot reach leaves the write set in
 // etcd first, and only then in the kernel (which holds the writes for it
 // meanwhile: DESIGN.md invariant 4); an out-of-date replica that finished
-// its resync is a member again.
+// its resync is a member again. The last member stays one in etcd: it
+// holds every acknowledged write (this node, whose disk failed, left
+// before it: HandOverFailedDisk()). The kernel drops it all the same, so
+// that the writes held for it fail rather than wait for it without end:
+// with no disk and no write set nothing is acknowledged that it misses.
 void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
     const std::string& name = vol.spec.value.name;
     if (!vol.owner || !vol.writeset || kv.role != CHORUS_ROLE_OWNER ||
@@ -213,7 +221,18 @@ void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeIn
     std::vector<uint32_t> drop;
     for (const PeerInfo& p : kv.peers) {
         uint32_t id = p.node_id.value_or(0);
-        if (Contains(next.members, id) && Lost(p)) {
+        if (next.members == std::vector<uint32_t>{id} && Lost(p)) {
+            // Never an empty write set. Without a failed local disk this
+            // node would still be a member: its writes wait for the last one.
+            if (kv.state == CHORUS_VOLUME_STATE_FAILED && p.in_writeset.value_or(false)) {
+                ctx.kernel->WritesetRemove(name, id);
+                Log(ctx, Severity::kWarn, name,
+                    Id(id) + LostWhy(p) +
+                        ": out of the kernel's write set, its writes fail; it stays the "
+                        "write set's last member in etcd (its disk has every acknowledged "
+                        "write, this node's failed)");
+            }
+        } else if (Contains(next.members, id) && Lost(p)) {
             Remove(next.members, id);
             next.out_of_date.push_back(id);
             if (p.in_writeset.value_or(false))
@@ -241,35 +260,67 @@ void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeIn
     }
 }
 
+// Whether the kernel's write set has member @id (not this node) with a
+// working disk: one that acknowledges this node's writes.
+bool AcksWrites(const TendContext& ctx, const VolumeInfo& kv, uint32_t id) {
+    const PeerInfo* p = FindPeer(kv, id);
+    return id != ctx.node_id && p != nullptr && p->in_writeset.value_or(false) &&
+           !p->disk_failed.value_or(false);
+}
+
+std::string Ids(const std::vector<uint32_t>& ids) {
+    std::string s;
+    for (uint32_t id : ids)
+        s += (s.empty() ? "node " : ", node ") + std::to_string(id);
+    return s.empty() ? "none" : s;
+}
+
 // On an owner whose disk failed (the kernel detached it; the write set
-// acknowledges its writes, its reads fail): once another member of the
-// write set is connected and up to date, this node is recorded out of date
-// in etcd (guarded by its owner key), steps down and gives the key up. The
-// election that follows cannot pick it (it is no member), and as a replica
-// without a disk it serves the volume by forwarding. True if it handed over.
+// acknowledges its writes, its reads fail over to it). From the failure on
+// only the other members have every acknowledged write, so this node is
+// recorded out of date in etcd (guarded by its owner key) in the first
+// pass that sees it, as long as one of them is in the kernel's write set:
+// were that member lost before it took over, etcd must not be left naming
+// this disk alone (Documentation/cluster.md, "A failed disk"). With none,
+// no write stands and this disk stays a member. Then, no member any more,
+// it steps down and gives the key up once a member is connected and up to
+// date, or once no member is left in its kernel's write set (every write
+// fails; a member that comes back takes the key). The election that
+// follows cannot pick it, and as a replica without a disk it serves the
+// volume by forwarding. True if it changed anything.
 bool HandOverFailedDisk(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
     const std::string& name = vol.spec.value.name;
     if (kv.state != CHORUS_VOLUME_STATE_FAILED || kv.role != CHORUS_ROLE_OWNER || !vol.owner ||
         !vol.writeset || vol.owner->node_id != ctx.node_id || vol.owner->lease != ctx.lease_id)
         return false;
     const std::vector<uint32_t>& members = vol.writeset->value.members;
-    if (std::none_of(members.begin(), members.end(),
-                     [&](uint32_t id) { return id != ctx.node_id && Ready(vol, kv, id); }))
-        return false;
-    WriteSet next = vol.writeset->value;
-    if (Contains(next.members, ctx.node_id)) {
+    auto acks = [&](uint32_t id) { return AcksWrites(ctx, kv, id); };
+    if (Contains(members, ctx.node_id)) {
+        if (std::none_of(members.begin(), members.end(), acks))
+            return false;
+        WriteSet next = vol.writeset->value;
         Remove(next.members, ctx.node_id);
         next.out_of_date.push_back(ctx.node_id);
         if (!ctx.store->ChangeWriteSet(name, *vol.owner, vol.writeset->mod_revision, next))
             throw Error("the write set changed while recording this node's failed disk", EAGAIN);
+        Log(ctx, Severity::kWarn, name,
+            "the local disk failed: this node is out of date (recorded in etcd first); " +
+                Ids(next.members) + " acknowledge its writes");
+        return true;
     }
+    const bool ready = std::any_of(members.begin(), members.end(),
+                                   [&](uint32_t id) { return Ready(vol, kv, id); });
+    if (!ready && std::any_of(members.begin(), members.end(), acks))
+        return false;
     ctx.kernel->SetRole({name, CHORUS_ROLE_REPLICA, std::nullopt});
     if (!ctx.store->ReleaseOwnership(name, *vol.owner))
         throw Error("the owner key changed while handing over from a failed disk", EAGAIN);
     Log(ctx, Severity::kWarn, name,
-        "the local disk failed: this node is out of date (recorded in etcd first), stepped "
-        "down and released the owner key of epoch " +
-            std::to_string(vol.owner->epoch));
+        std::string(ready ? "the local disk failed: "
+                          : "the local disk failed and no member of the write set is "
+                            "reachable: ") +
+            "stepped down and released the owner key of epoch " + std::to_string(vol.owner->epoch) +
+            "; " + Ids(members) + (ready ? " takes over" : " takes over when back"));
     return true;
 }
 
@@ -351,8 +402,9 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
                         kv.disk_error.value_or("no reason given") +
                         ") and is detached: this node's copy is out of date; " +
                         (kv.role == CHORUS_ROLE_OWNER
-                             ? "it stays the owner, its writes acknowledged by the write set "
-                               "and its reads served by it, until another member is up to date"
+                             ? "it stays the owner, its writes acknowledged by the other "
+                               "members and its reads served by them, until one of them is up "
+                               "to date to take over"
                              : "it serves the volume by forwarding to the owner until the disk "
                                "is replaced ('chorusctl cluster volume replace-disk " +
                                    spec.name + " --node " + std::to_string(ctx.node_id) + "')"),

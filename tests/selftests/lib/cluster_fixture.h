@@ -217,7 +217,8 @@ static void stop_workloads(void)
  * replaced; the owner's VM killed under writes (acknowledged writes, host
  * multipath, a second volume); the export through every node. The owner's
  * chorusd restarted then stopped until its kernel fences it, the owner cut
- * off from the network, an etcd member and then quorum lost, and the
+ * off from the network, the owner's disk failed and then the other member
+ * cut off, an etcd member and then quorum lost, and the
  * export strategies run in make check-all-variants and make check-cluster
  * (Documentation/testing.rst, "What make check runs in each variant": on
  * the slow machine of stop 37 the suite took 44 minutes).
