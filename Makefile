@@ -30,7 +30,7 @@ VERSION := $(shell grep -m1 -o 'chorus-userspace VERSION [0-9.]*' \
 
 .DEFAULT_GOAL := all
 .PHONY: help all deps module userspace selftests man dkms-source dkms-check lint lint-kernel lint-cpp lint-man \
-	unit fuzz fuzz-check vmtest check check-debug check-all-variants check-cluster check-cluster-rdma debug-kernel module-debug demo bench failover-bench cluster-bench install install-tools deb check-deb clean
+	unit fuzz fuzz-check vmtest check check-debug check-all-variants check-cluster check-cluster-rdma debug-kernel module-debug demo bench failover-bench cluster-bench etcd-idle-bench install install-tools deb check-deb clean
 
 help:
 	@echo 'chorus - targets'
@@ -65,6 +65,8 @@ help:
 	@echo '  make cluster-bench  a host through 3 nodes over NVMe/TCP and NVMe/RDMA: 1 and 3'
 	@echo '                  volumes, direct and forwarded, the bank test, against plain nvmet'
 	@echo '                  (CLUSTER_BENCH_ARGS=--transports tcp,rdma --runtime S --size M)'
+	@echo '  make etcd-idle-bench  the CPU an idle 3-node cluster takes under TCG per etcd'
+	@echo '                  heartbeat (ETCD_IDLE_ARGS=--seconds S --settings "HB:EL[:PROCS] ...")'
 	@echo '  make install    install module, chorusctl, chorusd, udev rule, systemd unit'
 	@echo '                  (PREFIX=$(PREFIX), DESTDIR=, KVER=$(KVER))'
 	@echo '  make install-tools  the same without the module'
@@ -199,6 +201,9 @@ failover-bench: all
 
 cluster-bench: all
 	$(ROOT)/tools/bench/cluster-host $(CLUSTER_BENCH_ARGS)
+
+etcd-idle-bench: all
+	$(ROOT)/tools/bench/etcd-idle $(ETCD_IDLE_ARGS)
 
 install: module install-tools
 	install -D -m 0644 $(ROOT)/chorus.ko $(DESTDIR)/lib/modules/$(KVER)/extra/chorus.ko
