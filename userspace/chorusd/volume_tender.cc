@@ -163,8 +163,16 @@ bool TendMove(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& 
     const MoveRequest& m = vol.move->value;
     const bool mine =
         vol.owner && vol.owner->node_id == ctx.node_id && vol.owner->lease == ctx.lease_id;
-    if (!vol.owner)
+    if (!vol.owner) {
+        // A target whose disk failed since cannot take the key (MyOwnership):
+        // the move ends, so that the other members take part again.
+        if (m.to == ctx.node_id && kv.state == CHORUS_VOLUME_STATE_FAILED &&
+            ctx.store->EndMove(name, vol.move->mod_revision)) {
+            Log(ctx, Severity::kWarn, name, "move to this node dropped: its disk failed");
+            return true;
+        }
         return m.to != ctx.node_id;
+    }
     if (vol.owner->epoch != m.from_epoch) {
         // Done (the target owns it now) or overtaken by a failover.
         if (mine && ctx.store->EndMove(name, vol.move->mod_revision))
@@ -207,11 +215,9 @@ std::string LostWhy(const PeerInfo& p) {
 // On the owner: a member the kernel cannot reach leaves the write set in
 // etcd first, and only then in the kernel (which holds the writes for it
 // meanwhile: DESIGN.md invariant 4); an out-of-date replica that finished
-// its resync is a member again. The last member stays one in etcd: it
-// holds every acknowledged write (this node, whose disk failed, left
-// before it: HandOverFailedDisk()). The kernel drops it all the same, so
-// that the writes held for it fail rather than wait for it without end:
-// with no disk and no write set nothing is acknowledged that it misses.
+// its resync is a member again. The last member stays one in etcd, lost or
+// not: it holds every acknowledged write (this node, whose disk failed,
+// left before it: RecordFailedDisk()).
 void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
     const std::string& name = vol.spec.value.name;
     if (!vol.owner || !vol.writeset || kv.role != CHORUS_ROLE_OWNER ||
@@ -222,16 +228,9 @@ void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeIn
     for (const PeerInfo& p : kv.peers) {
         uint32_t id = p.node_id.value_or(0);
         if (next.members == std::vector<uint32_t>{id} && Lost(p)) {
-            // Never an empty write set. Without a failed local disk this
-            // node would still be a member: its writes wait for the last one.
-            if (kv.state == CHORUS_VOLUME_STATE_FAILED && p.in_writeset.value_or(false)) {
-                ctx.kernel->WritesetRemove(name, id);
-                Log(ctx, Severity::kWarn, name,
-                    Id(id) + LostWhy(p) +
-                        ": out of the kernel's write set, its writes fail; it stays the "
-                        "write set's last member in etcd (its disk has every acknowledged "
-                        "write, this node's failed)");
-            }
+            // Never an empty write set: the last member has every
+            // acknowledged write (HandOverFailedDisk() lets its writes go).
+            continue;
         } else if (Contains(next.members, id) && Lost(p)) {
             Remove(next.members, id);
             next.out_of_date.push_back(id);
@@ -260,8 +259,8 @@ void TendWriteSet(const TendContext& ctx, const VolumeState& vol, const VolumeIn
     }
 }
 
-// Whether the kernel's write set has member @id (not this node) with a
-// working disk: one that acknowledges this node's writes.
+// Whether the kernel's write set has @id (not this node) with a working
+// disk: a peer that acknowledges this node's writes.
 bool AcksWrites(const TendContext& ctx, const VolumeInfo& kv, uint32_t id) {
     const PeerInfo* p = FindPeer(kv, id);
     return id != ctx.node_id && p != nullptr && p->in_writeset.value_or(false) &&
@@ -271,56 +270,93 @@ bool AcksWrites(const TendContext& ctx, const VolumeInfo& kv, uint32_t id) {
 std::string Ids(const std::vector<uint32_t>& ids) {
     std::string s;
     for (uint32_t id : ids)
-        s += (s.empty() ? "node " : ", node ") + std::to_string(id);
-    return s.empty() ? "none" : s;
+        s += (s.empty() ? "" : ", ") + std::to_string(id);
+    return (ids.size() == 1 ? "node " : "nodes ") + s;
+}
+
+bool FailedDiskOwner(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
+    return kv.state == CHORUS_VOLUME_STATE_FAILED && kv.role == CHORUS_ROLE_OWNER && vol.owner &&
+           vol.writeset && vol.owner->node_id == ctx.node_id && vol.owner->lease == ctx.lease_id &&
+           kv.epoch.value_or(0) == static_cast<uint64_t>(vol.owner->epoch);
 }
 
 // On an owner whose disk failed (the kernel detached it; the write set
-// acknowledges its writes, its reads fail over to it). From the failure on
-// only the other members have every acknowledged write, so this node is
-// recorded out of date in etcd (guarded by its owner key) in the first
-// pass that sees it, as long as one of them is in the kernel's write set:
-// were that member lost before it took over, etcd must not be left naming
-// this disk alone (Documentation/cluster.md, "A failed disk"). With none,
-// no write stands and this disk stays a member. Then, no member any more,
-// it steps down and gives the key up once a member is connected and up to
-// date, or once no member is left in its kernel's write set (every write
-// fails; a member that comes back takes the key). The election that
-// follows cannot pick it, and as a replica without a disk it serves the
-// volume by forwarding. True if it changed anything.
-bool HandOverFailedDisk(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
-    const std::string& name = vol.spec.value.name;
-    if (kv.state != CHORUS_VOLUME_STATE_FAILED || kv.role != CHORUS_ROLE_OWNER || !vol.owner ||
-        !vol.writeset || vol.owner->node_id != ctx.node_id || vol.owner->lease != ctx.lease_id)
+// acknowledges its writes, its reads fail over to it): from the failure on
+// only the other members have every acknowledged write, so in the first
+// pass that sees it this node is recorded out of date in etcd (guarded by
+// its owner key), as long as another member is in the kernel's write set.
+// It does not wait for that member to be up to date and connected: were it
+// lost before it took over, etcd must not be left naming this disk alone
+// (Documentation/cluster.md, "What chorusd does"). With none, no write
+// stands and this disk stays a member: the last copy. True if it did.
+bool RecordFailedDisk(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
+    if (!FailedDiskOwner(ctx, vol, kv) || !Contains(vol.writeset->value.members, ctx.node_id))
         return false;
+    std::vector<uint32_t> acking;
+    for (uint32_t id : vol.writeset->value.members)
+        if (AcksWrites(ctx, kv, id))
+            acking.push_back(id);
+    if (acking.empty())
+        return false;
+    WriteSet next = vol.writeset->value;
+    Remove(next.members, ctx.node_id);
+    next.out_of_date.push_back(ctx.node_id);
+    if (!ctx.store->ChangeWriteSet(vol.spec.value.name, *vol.owner, vol.writeset->mod_revision,
+                                   next))
+        throw Error("the write set changed while recording this node's failed disk", EAGAIN);
+    Log(ctx, Severity::kWarn, vol.spec.value.name,
+        "the local disk failed: this node is out of date (recorded in etcd first); its writes "
+        "stand on " +
+            Ids(acking) + " alone");
+    return true;
+}
+
+// On an owner whose disk failed and that is no member any more
+// (RecordFailedDisk()): it steps down and gives the key up, at once if a
+// member is connected and up to date (that one takes over), or once no
+// member can become so through it. A member that only lost its connection
+// (no writes held for it yet) is waited for; one that is lost, or syncing
+// from this node's failed disk (a resync that cannot end), leaves the
+// kernel's write set first, so that the writes held for it fail rather than
+// wait without end (it stays a member in etcd: it has every acknowledged
+// write, and takes the key once it can). The election that follows cannot
+// pick this node, and as a replica without a disk it serves the volume by
+// forwarding. True if it stepped down.
+bool HandOverFailedDisk(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
+    if (!FailedDiskOwner(ctx, vol, kv) || Contains(vol.writeset->value.members, ctx.node_id))
+        return false;
+    const std::string& name = vol.spec.value.name;
     const std::vector<uint32_t>& members = vol.writeset->value.members;
-    auto acks = [&](uint32_t id) { return AcksWrites(ctx, kv, id); };
-    if (Contains(members, ctx.node_id)) {
-        if (std::none_of(members.begin(), members.end(), acks))
-            return false;
-        WriteSet next = vol.writeset->value;
-        Remove(next.members, ctx.node_id);
-        next.out_of_date.push_back(ctx.node_id);
-        if (!ctx.store->ChangeWriteSet(name, *vol.owner, vol.writeset->mod_revision, next))
-            throw Error("the write set changed while recording this node's failed disk", EAGAIN);
-        Log(ctx, Severity::kWarn, name,
-            "the local disk failed: this node is out of date (recorded in etcd first); " +
-                Ids(next.members) + " acknowledge its writes");
-        return true;
-    }
     const bool ready = std::any_of(members.begin(), members.end(),
                                    [&](uint32_t id) { return Ready(vol, kv, id); });
-    if (!ready && std::any_of(members.begin(), members.end(), acks))
-        return false;
+    std::vector<uint32_t> dropped;
+    if (!ready) {
+        for (uint32_t id : members) {
+            const PeerInfo* p = FindPeer(kv, id);
+            if (AcksWrites(ctx, kv, id) && !Lost(*p) && p->repl_state == CHORUS_REPL_UP_TO_DATE)
+                return false;
+        }
+        for (uint32_t id : members)
+            if (AcksWrites(ctx, kv, id)) {
+                ctx.kernel->WritesetRemove(name, id);
+                dropped.push_back(id);
+            }
+    }
     ctx.kernel->SetRole({name, CHORUS_ROLE_REPLICA, std::nullopt});
     if (!ctx.store->ReleaseOwnership(name, *vol.owner))
         throw Error("the owner key changed while handing over from a failed disk", EAGAIN);
     Log(ctx, Severity::kWarn, name,
         std::string(ready ? "the local disk failed: "
-                          : "the local disk failed and no member of the write set is "
-                            "reachable: ") +
+                          : "the local disk failed and no member of the write set can take "
+                            "its writes now" +
+                                (dropped.empty() ? std::string()
+                                                 : " (" + Ids(dropped) +
+                                                       " out of the kernel's write set: "
+                                                       "its writes fail)") +
+                                ": ") +
             "stepped down and released the owner key of epoch " + std::to_string(vol.owner->epoch) +
-            "; " + Ids(members) + (ready ? " takes over" : " takes over when back"));
+            "; " + Ids(members) + ", with every acknowledged write, " +
+            (ready ? "takes over" : "takes it over once it can"));
     return true;
 }
 
@@ -391,7 +427,8 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
                     EEXIST);
     EnsurePeers(ctx, spec, kv);
     kv = ctx.kernel->Get(spec.name);
-    if (TendMove(ctx, vol, kv) || HandOverFailedDisk(ctx, vol, kv))
+    if (RecordFailedDisk(ctx, vol, kv) || TendMove(ctx, vol, kv) ||
+        HandOverFailedDisk(ctx, vol, kv))
         return;
     EnsureRole(ctx, vol, kv);
     kv = ctx.kernel->Get(spec.name);
@@ -402,9 +439,8 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
                         kv.disk_error.value_or("no reason given") +
                         ") and is detached: this node's copy is out of date; " +
                         (kv.role == CHORUS_ROLE_OWNER
-                             ? "it stays the owner, its writes acknowledged by the other "
-                               "members and its reads served by them, until one of them is up "
-                               "to date to take over"
+                             ? "it stays the owner, its writes and reads served by the "
+                               "other members of the write set, until one can take over"
                              : "it serves the volume by forwarding to the owner until the disk "
                                "is replaced ('chorusctl cluster volume replace-disk " +
                                    spec.name + " --node " + std::to_string(ctx.node_id) + "')"),
