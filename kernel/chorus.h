@@ -187,6 +187,9 @@ struct chorus_disk_health {
  * struct chorus_volume - one volume on this node
  * @name: unique name on this node; immutable
  * @uuid: identity of the volume; immutable
+ * @incarnation: random, never 0, chosen when the volume is created and
+ *	never persisted: which volume object this is, sent in every HELLO
+ *	(chorus_wire_hello.incarnation); immutable
  * @index: registry id, also the first minor and the N of "chorusN"; immutable
  * @nr_sectors: size in 512-byte sectors; immutable
  * @block_size: logical block size in bytes; immutable
@@ -220,6 +223,7 @@ struct chorus_disk_health {
 struct chorus_volume {
 	char name[CHORUS_VOLUME_NAME_MAX];
 	uuid_t uuid;
+	u64 incarnation;
 	int index;
 	sector_t nr_sectors;
 	u32 block_size;

@@ -45,6 +45,7 @@ static void chorus_hello_fill(struct chorus_peer *peer,
 	h->epoch = cpu_to_le64(READ_ONCE(vol->repl.epoch));
 	h->session_id = cpu_to_le64(session_id);
 	h->current_gen = vol->meta.super->current_gen;
+	h->incarnation = cpu_to_le64(vol->incarnation);
 }
 
 /*
@@ -65,11 +66,16 @@ static u32 chorus_hello_check(struct chorus_peer *peer,
 		.peer_diskless = peer->diskless,
 		.we_own = READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER,
 		.epoch = READ_ONCE(vol->repl.epoch),
-		.highest_epoch = chorus_meta_highest_epoch(vol),
 	};
 	u32 status;
 
 	export_uuid(want.volume_uuid, &vol->uuid);
+	/* The highest epoch on disk and the owner followed, as one. */
+	mutex_lock(&vol->repl.meta_lock);
+	want.highest_epoch = le64_to_cpu(vol->meta.super->highest_epoch);
+	want.owner_epoch = vol->repl.owner_epoch;
+	want.owner_incarnation = vol->repl.owner_incarnation;
+	mutex_unlock(&vol->repl.meta_lock);
 	status = chorus_wire_check_hello(h, &want, why);
 	/* Not a wire check: it needs the peer slot (peer.c). */
 	if (status == CHORUS_WIRE_OK && want.we_own &&
@@ -251,6 +257,7 @@ static const char *chorus_dial_one(struct chorus_peer *peer,
 	seen->owner = le32_to_cpu(d->ack.hello.flags) & CHORUS_HELLO_F_OWNER;
 	seen->epoch = le64_to_cpu(d->ack.hello.epoch);
 	seen->disk_gen = le64_to_cpu(d->ack.hello.current_gen);
+	seen->incarnation = le64_to_cpu(d->ack.hello.incarnation);
 	return NULL;
 }
 
@@ -452,6 +459,7 @@ static int chorus_handshake_join(struct chorus_conn *conn,
 	seen.owner = le32_to_cpu(theirs->flags) & CHORUS_HELLO_F_OWNER;
 	seen.epoch = le64_to_cpu(theirs->epoch);
 	seen.disk_gen = le64_to_cpu(theirs->current_gen);
+	seen.incarnation = le64_to_cpu(theirs->incarnation);
 	chorus_peer_establish(peer, peer->pending, &seen);
 	for (i = 0; i < CHORUS_MAX_CONNS; i++)
 		peer->pending[i] = NULL;

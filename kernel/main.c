@@ -9,6 +9,7 @@
 #include <linux/idr.h>
 #include <linux/module.h>
 #include <linux/percpu.h>
+#include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <net/netlink.h>
@@ -300,6 +301,8 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	if (!vol)
 		return -ENOMEM;
 	strscpy(vol->name, cfg->name, sizeof(vol->name));
+	/* Another object at the same uuid and epoch is another incarnation. */
+	vol->incarnation = get_random_u64() | 1;
 	mutex_init(&vol->lock);
 	spin_lock_init(&vol->held_lock);
 	INIT_LIST_HEAD(&vol->held_start);

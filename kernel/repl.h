@@ -393,6 +393,12 @@ struct chorus_fwd {
  *	@role. On a replica, set with WRITE_ONCE by a receive thread
  *	once chorus_meta_set_epoch() recorded a higher one on disk
  *	(chorus_repl_accept_epoch()), or under @conf_lock. Read with READ_ONCE
+ * @owner_epoch: on a non-owner, the epoch of the owner this node last
+ *	followed, set when a session with it is established
+ *	(chorus_repl_follow_owner()); 0 for none. Under @meta_lock
+ * @owner_incarnation: that owner's chorus_volume.incarnation, 0 for none:
+ *	another incarnation at @owner_epoch is refused. Under @meta_lock;
+ *	never persisted
  * @tree_lock: protects @tree and @waiting
  * @tree: writes and resync regions in flight, by sector range
  * @waiting: requests waiting for an overlapping one to finish
@@ -419,6 +425,8 @@ struct chorus_repl {
 	int nr_peers;
 	enum chorus_role role;
 	u64 epoch;
+	u64 owner_epoch; /* under meta_lock */
+	u64 owner_incarnation; /* under meta_lock */
 
 	spinlock_t tree_lock; /* see above */
 	struct rb_root_cached tree;

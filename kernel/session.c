@@ -151,6 +151,73 @@ static int chorus_peer_start(struct chorus_peer *peer, u32 gen, bool owner,
 }
 
 /**
+ * chorus_repl_follow_owner() - a non-owner records the owner it follows
+ * @vol: the volume
+ * @epoch: the owner's epoch, from its handshake
+ * @incarnation: the owner's incarnation, from its handshake
+ *
+ * The epoch is accepted as by chorus_repl_accept_epoch(), then the owner
+ * is pinned: one incarnation per epoch. Another incarnation at the epoch
+ * already followed (the owner's volume destroyed and created again at its
+ * epoch, maybe with other data behind the same uuid) is refused; a higher
+ * epoch, a new decision of the control plane, pins the new owner. The
+ * handshake checks the same earlier (chorus_wire_check_hello()); this is
+ * the authoritative check, against two sessions established at once.
+ *
+ * Context: process context; takes chorus_repl.meta_lock.
+ * Return: 0, -ESTALE for an epoch older than the highest accepted or for
+ * another incarnation at the epoch followed, or the error of the
+ * superblock write.
+ */
+static int chorus_repl_follow_owner(struct chorus_volume *vol, u64 epoch,
+				    u64 incarnation)
+{
+	struct chorus_repl *repl = &vol->repl;
+	int ret = chorus_repl_accept_epoch(vol, epoch);
+
+	if (ret)
+		return ret;
+	mutex_lock(&repl->meta_lock);
+	if (repl->owner_incarnation && repl->owner_epoch == epoch &&
+	    repl->owner_incarnation != incarnation) {
+		ret = -ESTALE;
+	} else {
+		repl->owner_epoch = epoch;
+		repl->owner_incarnation = incarnation;
+	}
+	mutex_unlock(&repl->meta_lock);
+	return ret;
+}
+
+/*
+ * A non-owner follows the owner of a new session (chorus_repl_follow_owner()).
+ * Returns nonzero when it refused, with @conns freed and the reason set.
+ * Context: session_mutex held.
+ */
+static int chorus_peer_follow(struct chorus_peer *peer,
+			      struct chorus_conn **conns,
+			      const struct chorus_hello_seen *seen)
+{
+	struct chorus_volume *vol = peer->vol;
+	const char *why = "cannot record the owner's epoch";
+	u32 i;
+	int ret;
+
+	lockdep_assert_held(&peer->session_mutex);
+	ret = chorus_repl_follow_owner(vol, seen->epoch, seen->incarnation);
+	if (!ret)
+		return 0;
+	if (ret == -ESTALE)
+		why = seen->epoch < chorus_meta_highest_epoch(vol) ?
+		      "peer is owner at a stale epoch" :
+		      "another incarnation of the owner at this epoch";
+	for (i = 0; i < peer->nr_conns; i++)
+		chorus_conn_free(conns[i]);
+	chorus_peer_set_state(peer, CHORUS_CONN_UNREACHABLE, why);
+	return ret;
+}
+
+/**
  * chorus_peer_establish() - make handshaken connections the peer's session
  * @peer: the peer
  * @conns: its nr_conns connections, each past the handshake
@@ -169,13 +236,8 @@ void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
 	int ret = 0;
 
 	lockdep_assert_held(&peer->session_mutex);
-	if (!owner && peer_owner && chorus_repl_accept_epoch(vol, seen->epoch)) {
-		for (i = 0; i < peer->nr_conns; i++)
-			chorus_conn_free(conns[i]);
-		chorus_peer_set_state(peer, CHORUS_CONN_UNREACHABLE,
-				      "cannot record the owner's epoch");
+	if (!owner && peer_owner && chorus_peer_follow(peer, conns, seen))
 		return;
-	}
 
 	gen = peer->gen + 1 ? peer->gen + 1 : 1;
 	down_write(&peer->session_sem);

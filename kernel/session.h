@@ -14,11 +14,13 @@
  * @owner: it is the owner
  * @epoch: its epoch (its own as owner, the highest it accepted otherwise)
  * @disk_gen: its disk's generation id (current_gen)
+ * @incarnation: its volume's incarnation (chorus_volume.incarnation)
  */
 struct chorus_hello_seen {
 	bool owner;
 	u64 epoch;
 	u64 disk_gen;
+	u64 incarnation;
 };
 
 /* session.c */

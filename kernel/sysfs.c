@@ -27,6 +27,13 @@ static ssize_t chorus_uuid_show(struct device *dev,
 	return sysfs_emit(buf, "%pUb\n", &chorus_dev_to_volume(dev)->uuid);
 }
 
+static ssize_t chorus_incarnation_show(struct device *dev,
+				       struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%016llx\n",
+			  chorus_dev_to_volume(dev)->incarnation);
+}
+
 static ssize_t chorus_backing_show(struct device *dev,
 				   struct device_attribute *attr, char *buf)
 {
@@ -67,10 +74,11 @@ static ssize_t chorus_stat_show(struct device *dev,
 
 CHORUS_ATTR_RO(name);
 CHORUS_ATTR_RO(uuid);
+CHORUS_ATTR_RO(incarnation);
 CHORUS_ATTR_RO(backing);
 CHORUS_ATTR_RO(state);
 
-#define CHORUS_NR_FIXED_ATTRS	4
+#define CHORUS_NR_FIXED_ATTRS	5
 
 /* One file per counter of chorus_stat_descs, filled in by chorus_sysfs_init(). */
 static struct dev_ext_attribute chorus_stat_attrs[CHORUS_NR_STATS];
@@ -79,6 +87,7 @@ static struct attribute *chorus_volume_attrs[CHORUS_NR_FIXED_ATTRS +
 					     CHORUS_NR_STATS + 1] = {
 	&chorus_attr_name.attr,
 	&chorus_attr_uuid.attr,
+	&chorus_attr_incarnation.attr,
 	&chorus_attr_backing.attr,
 	&chorus_attr_state.attr,
 };

@@ -209,7 +209,7 @@ static const char *chorus_wire_hello_malformed(const struct chorus_wire_hello *h
 		return "no common protocol version";
 	if (flags & ~(CHORUS_HELLO_F_OWNER | CHORUS_HELLO_F_DISKLESS) ||
 	    ((flags & CHORUS_HELLO_F_OWNER) && (flags & CHORUS_HELLO_F_DISKLESS)) ||
-	    memchr_inv(h->reserved, 0, sizeof(h->reserved)))
+	    !h->incarnation || memchr_inv(h->reserved, 0, sizeof(h->reserved)))
 		return "malformed handshake";
 	return NULL;
 }
@@ -267,6 +267,12 @@ u32 chorus_wire_check_hello(const struct chorus_wire_hello *h,
 
 	if (they_own && epoch < want->highest_epoch) {
 		*why = "peer is owner at a stale epoch";
+		return CHORUS_WIRE_STALE_EPOCH;
+	}
+	if (they_own && !want->we_own && want->owner_incarnation &&
+	    epoch == want->owner_epoch &&
+	    le64_to_cpu(h->incarnation) != want->owner_incarnation) {
+		*why = "peer is another incarnation of the owner at the same epoch";
 		return CHORUS_WIRE_STALE_EPOCH;
 	}
 	if (want->we_own && !they_own && epoch > want->epoch) {

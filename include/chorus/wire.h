@@ -188,6 +188,10 @@ struct chorus_wire_hdr {
  * @session_id: random, chosen by the dialler for all connections of one
  *	session
  * @current_gen: the sender's data generation id
+ * @incarnation: random, never 0, chosen when the sender's volume was
+ *	created (never persisted): the same uuid and epoch created again is
+ *	another incarnation, which a non-owner that follows the owner at that
+ *	epoch refuses
  * @reserved: zero
  */
 struct chorus_wire_hello {
@@ -204,7 +208,8 @@ struct chorus_wire_hello {
 	__le64 epoch;
 	__le64 session_id;
 	__le64 current_gen;
-	__u8 reserved[24];
+	__le64 incarnation;
+	__u8 reserved[16];
 };
 
 #define CHORUS_AUTH_NONCE_LEN		32
@@ -251,6 +256,7 @@ static inline void chorus_wire_size_checks(void)
 	BUILD_BUG_ON(offsetof(struct chorus_wire_hdr, hdr_crc) !=
 		     CHORUS_WIRE_HDR_CRC_LEN);
 	BUILD_BUG_ON(sizeof(struct chorus_wire_hello) != 96);
+	BUILD_BUG_ON(offsetof(struct chorus_wire_hello, incarnation) != 72);
 	BUILD_BUG_ON(sizeof(struct chorus_wire_hello_auth) != 80);
 	BUILD_BUG_ON(sizeof(struct chorus_wire_hello_full) != 176);
 	BUILD_BUG_ON(sizeof(struct chorus_wire_auth) != 32);

@@ -30,6 +30,9 @@
  * @epoch: this node's epoch: its own as owner, the highest accepted as
  *	replica
  * @highest_epoch: the highest epoch this node has accepted, as on disk
+ * @owner_epoch: on a non-owner, the epoch of the owner it last followed
+ *	(chorus_repl.owner_epoch), 0 for none
+ * @owner_incarnation: that owner's incarnation, 0 for none
  */
 struct chorus_wire_hello_want {
 	u32 node_id;
@@ -42,6 +45,8 @@ struct chorus_wire_hello_want {
 	bool we_own;
 	u64 epoch;
 	u64 highest_epoch;
+	u64 owner_epoch;
+	u64 owner_incarnation;
 };
 
 /* What chorus_rdma_check_imm() found a receive buffer to hold. */

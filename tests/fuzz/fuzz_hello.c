@@ -10,8 +10,9 @@
  *
  * Input: a control byte (bit 0: seal the header; bit 1: the acceptor's
  * side; bit 2: this node owns the volume; bit 3: the peer was added
- * diskless), what this node knows, the header, the 96-byte hello, the
- * 80-byte authentication part (read only when the header has the flag).
+ * diskless), what this node knows (the owner it follows last: its epoch
+ * and incarnation), the header, the 96-byte hello, the 80-byte
+ * authentication part (read only when the header has the flag).
  */
 #include "fuzz.h"
 
@@ -36,6 +37,8 @@ static void take_want(struct fuzz_in *in, u8 ctl,
 	w->peer_diskless = ctl & 8;
 	w->epoch = fuzz_u64(in);
 	w->highest_epoch = fuzz_u64(in);
+	w->owner_epoch = fuzz_u64(in);
+	w->owner_incarnation = fuzz_u64(in);
 }
 
 /* What the acceptor (chorus_handshake_peer()) does with an accepted HELLO. */
@@ -51,6 +54,12 @@ static void check_ok(const struct chorus_wire_hello *h,
 		   le32_to_cpu(h->peer_node_id) == w->node_id, "node ids");
 	FUZZ_CHECK(!(w->we_own && (le32_to_cpu(h->flags) & CHORUS_HELLO_F_OWNER)),
 		   "two owners");
+	/* chorus_repl_follow_owner() pins it: 0 would mean "none" */
+	FUZZ_CHECK(h->incarnation, "incarnation 0");
+	FUZZ_CHECK(!((le32_to_cpu(h->flags) & CHORUS_HELLO_F_OWNER) && !w->we_own &&
+		     w->owner_incarnation && le64_to_cpu(h->epoch) == w->owner_epoch &&
+		     le64_to_cpu(h->incarnation) != w->owner_incarnation),
+		   "another incarnation of the owner at the epoch followed");
 }
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)

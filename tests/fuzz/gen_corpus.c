@@ -180,7 +180,11 @@ static const u8 seed_uuid[16] = {
 	0x9a, 0x55, 0x10, 0x2f, 0x83, 0x77, 0xc4, 0x01,
 };
 
-static void put_hello(u16 index, u32 flags, u64 epoch)
+/* The incarnation of the seeds' peer; SEED_OTHER_INC is another one. */
+#define SEED_INC	0x0123456789abcdefULL
+#define SEED_OTHER_INC	0x7edcba9876543211ULL
+
+static void put_hello(u16 index, u32 flags, u64 epoch, u64 incarnation)
 {
 	struct chorus_wire_hello h;
 
@@ -198,6 +202,7 @@ static void put_hello(u16 index, u32 flags, u64 epoch)
 	h.epoch = cpu_to_le64(epoch);
 	h.session_id = cpu_to_le64(0x1234567890abcdefULL);
 	h.current_gen = cpu_to_le64(99);
+	h.incarnation = cpu_to_le64(incarnation);
 	put(&h, sizeof(h));
 }
 
@@ -220,9 +225,14 @@ static void put_hello_auth(bool ack)
 	put(&a, sizeof(a));
 }
 
-/* ctl bits: 1 seal, 2 acceptor, 4 we own, 8 peer diskless; 0x80: auth */
-static void hello_seed(const char *name, u8 ctl, u16 index, u32 flags,
-		       u64 epoch, u64 our_epoch, u64 highest)
+/*
+ * ctl bits: 1 seal, 2 acceptor, 4 we own, 8 peer diskless; 0x80: auth.
+ * This node follows the owner SEED_INC at @pinned (0: none); the hello
+ * carries @incarnation.
+ */
+static void hello_seed_pin(const char *name, u8 ctl, u16 index, u32 flags,
+			   u64 epoch, u64 our_epoch, u64 highest, u64 pinned,
+			   u64 incarnation)
 {
 	bool auth = ctl & 0x80;
 	struct chorus_wire_hdr hdr = mk(ctl & 2 ? CHORUS_MSG_HELLO :
@@ -241,11 +251,20 @@ static void hello_seed(const char *name, u8 ctl, u16 index, u32 flags,
 	put_u8(1);		/* nr_conns 2 */
 	put_u64(our_epoch);
 	put_u64(highest);
+	put_u64(pinned);
+	put_u64(pinned ? SEED_INC : 0);
 	put(&hdr, sizeof(hdr));
-	put_hello(index, flags, epoch);
+	put_hello(index, flags, epoch, incarnation);
 	if (auth)
 		put_hello_auth(!(ctl & 2));
 	write_seed("fuzz_hello", name);
+}
+
+static void hello_seed(const char *name, u8 ctl, u16 index, u32 flags,
+		       u64 epoch, u64 our_epoch, u64 highest)
+{
+	hello_seed_pin(name, ctl, index, flags, epoch, our_epoch, highest, 0,
+		       SEED_INC);
 }
 
 static void gen_hello(void)
@@ -260,6 +279,13 @@ static void gen_hello(void)
 	hello_seed("raw-acceptor", 2 | 4, 0, 0, 7, 7, 7);
 	hello_seed("acceptor-auth-hello", 0x80 | 1 | 2 | 4, 0, 0, 7, 7, 7);
 	hello_seed("dialler-auth-ack", 0x80 | 1, 1, CHORUS_HELLO_F_OWNER, 7, 5, 5);
+	/* One incarnation of the owner per epoch (check 9a). */
+	hello_seed_pin("acceptor-same-incarnation", 1 | 2, 0, CHORUS_HELLO_F_OWNER,
+		       7, 7, 7, 7, SEED_INC);
+	hello_seed_pin("acceptor-other-incarnation", 1 | 2, 0, CHORUS_HELLO_F_OWNER,
+		       7, 7, 7, 7, SEED_OTHER_INC);
+	hello_seed_pin("dialler-owner-at-a-new-epoch", 1, 1, CHORUS_HELLO_F_OWNER,
+		       8, 7, 7, 7, SEED_OTHER_INC);
 }
 
 static struct chorus_meta_al al;

@@ -148,13 +148,13 @@ bool spec_range_ok(const struct fuzz_geom *g, const struct chorus_wire_hdr *hdr)
 u32 spec_hello_status(const struct chorus_wire_hello *h,
 		      const struct chorus_wire_hello_want *want)
 {
-	static const u8 zero[24];
+	static const u8 zero[16];
 	u32 flags = le32_to_cpu(h->flags);
 	bool owner = flags & 1, diskless = flags & 2;
 	u64 epoch = le64_to_cpu(h->epoch);
 
 	if (le16_to_cpu(h->proto_min) > 1 || le16_to_cpu(h->proto_max) < 1 ||
-	    (flags & ~3U) || (owner && diskless) ||
+	    (flags & ~3U) || (owner && diskless) || !h->incarnation ||
 	    memcmp(h->reserved, zero, sizeof(zero)) ||
 	    diskless != want->peer_diskless ||
 	    le32_to_cpu(h->node_id) != want->peer_node_id ||
@@ -167,6 +167,11 @@ u32 spec_hello_status(const struct chorus_wire_hello *h,
 	    (owner && want->we_own))
 		return CHORUS_WIRE_REFUSED;
 	if (owner && epoch < want->highest_epoch)
+		return CHORUS_WIRE_STALE_EPOCH;
+	/* 9a: one incarnation of the owner per epoch, on a non-owner */
+	if (owner && !want->we_own && want->owner_incarnation &&
+	    epoch == want->owner_epoch &&
+	    le64_to_cpu(h->incarnation) != want->owner_incarnation)
 		return CHORUS_WIRE_STALE_EPOCH;
 	if (want->we_own && !owner && epoch > want->epoch)
 		return CHORUS_WIRE_STALE_EPOCH;

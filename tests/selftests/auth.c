@@ -223,8 +223,8 @@ FIXTURE_SETUP(auth)
 
 	CHORUS_CHECK_LANE(variant->check_cases);
 	env_setup(_metadata, &self->env, false);
-	snprintf(self->inject, sizeof(self->inject), "%s/tests/selftests/wire_inject.py",
-		 chorus_src());
+	snprintf(self->inject, sizeof(self->inject),
+		 "%s/tests/selftests/wire_inject.py " RL_INJECT_AS_VM1, chorus_src());
 	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 1)
 		TH_LOG("needs a lab of 2 VMs and to run on vm1");
 	ASSERT_EQ(0, kmsg_mark(&self->env.remote_mark[0], PEER, _metadata->name));

@@ -180,8 +180,8 @@ FIXTURE_SETUP(repl)
 	CHORUS_CHECK_LANE(variant->check_cases);
 	env_setup(_metadata, &self->env, false);
 	snprintf(self->ctl, sizeof(self->ctl), "%s/build/bin/chorusctl", chorus_src());
-	snprintf(self->inject, sizeof(self->inject), "%s/tests/selftests/wire_inject.py",
-		 chorus_src());
+	snprintf(self->inject, sizeof(self->inject),
+		 "%s/tests/selftests/wire_inject.py " RL_INJECT_AS_VM1, chorus_src());
 	snprintf(self->rdma_inject, sizeof(self->rdma_inject),
 		 "%s/tests/selftests/rdma_inject.py", chorus_src());
 	ASSERT_TRUE(count && atoi(count) >= 2 && this_vm() == 1)

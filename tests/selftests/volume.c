@@ -205,7 +205,7 @@ TEST_F_TIMEOUT(volume, sysfs_attributes, 120)
 		"reads", "read_bytes", "writes", "write_bytes", "flushes", "fua_writes",
 		"discards", "write_zeroes", "errors",
 	};
-	char uuid[40], *buf;
+	char uuid[40], inc[40], *buf;
 	struct chorus_vol v, g;
 	struct genl_err e;
 	uint64_t r0, rb0, w0, wb0;
@@ -219,6 +219,10 @@ TEST_F_TIMEOUT(volume, sysfs_attributes, 120)
 	expect_sysfs(_metadata, "chorus0", "uuid", uuid);
 	expect_sysfs(_metadata, "chorus0", "backing", "/dev/vda");
 	expect_sysfs(_metadata, "chorus0", "state", "online");
+	/* random, never 0 (its low bit is set), 16 hex digits */
+	ASSERT_EQ(0, read_filef(inc, sizeof(inc), "/sys/block/chorus0/chorus/incarnation"));
+	EXPECT_EQ(16, strlen(inc)) TH_LOG("incarnation \"%s\"", inc);
+	EXPECT_EQ(1, strtoull(inc, NULL, 16) & 1) TH_LOG("incarnation \"%s\"", inc);
 	for (i = 0; i < sizeof(counters) / sizeof(counters[0]); i++) {
 		uint64_t c;
 

@@ -19,6 +19,12 @@ Cases: ok-write, stale-write, bad-magic, bad-hdr-crc, bad-version, bad-type,
 reserved-type, bad-flags, bad-payload-len, too-long, bad-range, unaligned,
 bad-reserved, bad-volume-id, bad-payload-crc, ack-unknown, wrong-uuid.
 
+Its HELLO carries --incarnation HEX (never 0; default 1): a replica that
+follows node --node as its owner at --epoch pinned that node's incarnation
+when their session came up, and refuses any other as another incarnation
+of the owner at the same epoch. Run on the node it speaks for, pass that
+node's own: /sys/block/chorusN/chorus/incarnation.
+
 Authentication (Documentation/wire-protocol.rst, "Authentication"), written
 from the page: --auth-secret-file F proves F's secret (a peer that knows
 it); --auth-key-id HEX offers that secret id without knowing the secret (an
@@ -77,9 +83,9 @@ def header(mtype, payload_len=0, epoch=0, seq=0, sector=0, length=0, flags=0,
 
 def hello(args, index, session):
     u = uuidlib.UUID(args.uuid).bytes
-    return struct.pack("<HHHHII16sQIIQQQ24s", 1, 1, index, args.conns, args.node,
+    return struct.pack("<HHHHII16sQIIQQQQ16s", 1, 1, index, args.conns, args.node,
                        args.peer, u, args.sectors, args.block_size, F_OWNER,
-                       args.epoch, session, 0, b"\0" * 24)
+                       args.epoch, session, 0, args.incarnation, b"\0" * 16)
 
 
 def recv_exact(s, n):
@@ -216,6 +222,7 @@ def main():
     p.add_argument("--epoch", type=int, required=True)
     p.add_argument("--conns", type=int, default=2)
     p.add_argument("--sector", type=int, default=2048)
+    p.add_argument("--incarnation", type=lambda x: int(x, 16), default=1)
     p.add_argument("--auth-secret-file")
     p.add_argument("--auth-key-id", type=lambda x: int(x, 16))
     p.add_argument("--auth-proof", choices=("random", "echo"), default="random")

@@ -24,6 +24,13 @@
 #endif
 
 /*
+ * The options of tests/selftests/wire_inject.py, run on vm1, that speaks
+ * for node 1: the incarnation of vm1's volume (chorus0), which a replica
+ * that follows node 1 pinned and checks in every owner's HELLO.
+ */
+#define RL_INJECT_AS_VM1 "--incarnation \"$(cat /sys/block/chorus0/chorus/incarnation)\""
+
+/*
  * The transport node N declares its peers with (chorusctl peer add
  * --transport): set by the suites' fixture variants, "tcp" when unset.
  */
