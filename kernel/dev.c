@@ -166,7 +166,7 @@ void chorus_rq_put(struct request *rq)
 		return;
 	}
 	status = READ_ONCE(rqd->status);
-	/* A write whose local part failed stands if a member has it. */
+	/* A write whose local part failed stands if an up-to-date member has it. */
 	if (READ_ONCE(rqd->local_failed) && !atomic_read(&rqd->copies) &&
 	    status == BLK_STS_OK)
 		status = BLK_STS_IOERR;
@@ -185,7 +185,8 @@ static void chorus_clone_endio(struct bio *clone)
 	/*
 	 * Any one error fails the request; which one does not matter. An
 	 * owner's replicated write that its disk failed (disk.c detaches
-	 * it) stands if a member of the write set has it (chorus_rq_put()).
+	 * it) stands if an up-to-date member of the write set has it
+	 * (chorus_rq_put()).
 	 */
 	if (clone->bi_status && rqd->replicated &&
 	    clone->bi_status != BLK_STS_NOTSUPP)

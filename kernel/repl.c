@@ -903,13 +903,14 @@ static int chorus_owner_ack(struct chorus_conn *conn,
 		}
 		xa_erase(&peer->inflight, seq);
 		ours = true;
+		if (peer->repl_state == CHORUS_REPL_UP_TO_DATE)
+			atomic_inc(&((struct chorus_rq *)blk_mq_rq_to_pdu(rq))->copies);
 	}
 	spin_unlock_irq(&peer->lock);
 
 	if (!rq)	/* completed when the peer left the write set */
 		return 0;
 	if (ours) {
-		atomic_inc(&((struct chorus_rq *)blk_mq_rq_to_pdu(rq))->copies);
 		chorus_rq_put(rq);
 		return 0;
 	}

@@ -481,7 +481,10 @@ struct chorus_range {
  *	started once more, to be read from a replica. WRITE_ONCE from bio
  *	completion, read after the last reference
  * @reread: started once more after @local_read_failed; never again
- * @copies: write-set peers that acked the request (chorus_owner_ack())
+ * @copies: write-set peers that acked the request while up to date
+ *	(chorus_owner_ack(), under the peer's lock): only those hold every
+ *	acknowledged write. A syncing member's ack is no copy: it lacks the
+ *	regions not yet resynced, which only this node's disk holds
  * @replicated: an owner's write or flush, sent to its write set
  *	(chorus_repl_fan_out()); its local part may fail without failing it
  * @local_failed: its local part failed, or was not sent because the disk

@@ -8,8 +8,10 @@
  * from the local replica and sends it (RESYNC_DATA) or its crc32c
  * (VERIFY_REQ), then waits for the answer. A resync clears the region's
  * bit when the peer has written it, and ends when no bit is left; the
- * peer is then up to date. The rate is limited by a simple schedule:
- * after N bytes, at least N / rate seconds have passed.
+ * peer is then up to date. It stops when the local disk has failed: the
+ * copy it would send is older than the writes since. The rate is limited
+ * by a simple schedule: after N bytes, at least N / rate seconds have
+ * passed.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -214,6 +216,18 @@ static int chorus_resync_region(struct chorus_peer *peer,
 	ret = chorus_range_lock(vol, &range, start, nr, peer);
 	if (ret)
 		return ret;
+	/*
+	 * A detached disk lacks the writes made since it failed (they reached
+	 * the write set only): copied, it would overwrite them on the peer,
+	 * which would then count as up to date. A write that skipped the disk
+	 * saw the failure before it left the range tree, so it is seen here.
+	 */
+	if (chorus_disk_failed(vol)) {
+		pr_warn_ratelimited("%s: resync: the local disk failed: it is no source\n",
+				    vol->name);
+		ret = -EIO;
+		goto unlock;
+	}
 	ret = chorus_region_read(vol, buf, start, bytes);
 	if (ret) {
 		pr_err_ratelimited("%s: resync: cannot read sector %llu (%d)\n",

@@ -524,6 +524,48 @@ TEST_F_TIMEOUT(disk, owner_log_write_error_write_stands_on_the_write_set, 120)
 	EXPECT_LT(0, rl_cmd_u64(1, "cat /sys/block/chorus0/chorus/degraded_reads"));
 }
 
+/* vm1's disk failing every write, reading as before (dm-flakey, down for good). */
+#define DM_WRITES_FAIL	"0 " DM_SECTORS " flakey /dev/vdb 0 0 3600 1 error_writes"
+
+/*
+ * vm2 is a syncing member of vm1's write set (8 MiB written while it was
+ * out, resynced at 1 MiB/s) when vm1's disk starts failing every write,
+ * its reads still working. A write to a region vm2 has not got yet fails:
+ * a syncing member lacks what is not resynced, so its ack is no copy.
+ * Reads fail too (no up-to-date member). The resync stops rather than copy
+ * vm1's detached disk, which lacks what vm2 got since, over vm2: vm2
+ * stays syncing. Before the fix the write stood on vm2 alone, and the
+ * resync then overwrote it and made vm2 up to date.
+ */
+TEST_F_TIMEOUT(disk, owner_disk_fails_while_member_syncs_no_copy, 120)
+{
+	char out[64];
+
+	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null && %s peer disconnect " VOL
+			 " 2 >/dev/null", rl_ctl(), rl_ctl()));
+	ASSERT_EQ(0, run(RL_FIO "--rw=write --bs=1M --offset=16M --size=8M >/dev/null"));
+	ASSERT_EQ(0, run("%s volume set " VOL " --resync-rate 1M >/dev/null && %s peer connect "
+			 VOL " 2 >/dev/null && " BLK_MAKE, rl_ctl(), rl_ctl()));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "syncing", 30));
+	ASSERT_EQ(0, dm_swap(1, DM_WRITES_FAIL));
+
+	/* The last 4 KiB of the 8 MiB: the resync is far from it. */
+	EXPECT_NE(0, run("dd if=/tmp/blk of=/dev/chorus0 bs=4k seek=6143 oflag=direct "
+			 "conv=notrunc status=none 2>/dev/null"))
+		TH_LOG("a write stood on a syncing member alone");
+	volume_field(1, "state", out, sizeof(out));
+	EXPECT_STREQ("failed", out);
+	EXPECT_NE(0, run("dd if=/dev/chorus0 of=/dev/null bs=4k count=1 skip=6143 "
+			 "iflag=direct status=none 2>/dev/null"))
+		TH_LOG("a read was served with no up-to-date copy");
+	/* 8 MiB at 1 MiB/s, and some: done by now if it went on. */
+	sleep(12 * rl_scale());
+	rl_peer_field(1, PEER, "repl_state", out, sizeof(out));
+	EXPECT_STREQ("syncing", out) TH_LOG("the resync went on from the failed disk");
+	EXPECT_LE(1, log_count(1, "owner_disk_fails_while_member_syncs_no_copy",
+			       "the local disk failed: it is no source"));
+}
+
 #define MNT		"/mnt/chorus-disk"
 /* Buffered writes to a file, each followed by fsync, on vm1's ext4. */
 #define FS_WRITES	"fio --name=fs --filename=" MNT "/f --ioengine=psync --rw=randwrite " \
