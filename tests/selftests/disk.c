@@ -50,14 +50,16 @@ FIXTURE_VARIANT(disk) {
 FIXTURE_VARIANT_ADD(disk, tcp) {
 	.transport = "tcp",
 	/*
-	 * The owner's failed disk is make check's in the cluster suite
-	 * (cluster.chorusd_on_owner_restarted_then_stopped_…), kernel and
-	 * chorusd together; the flakey disk takes the error case's path.
+	 * The owner's failed disk under chorusd is the cluster suite's
+	 * (cluster.chorusd_on_owner_restarted_then_stopped_… and
+	 * cluster.owner_disk_fails_then_…, make check-cluster); the flakey
+	 * disk takes the error case's path.
 	 */
 	.check_cases = "replica_disk_error_held_out_of_writeset_replaced "
 		       "replica_disk_stall_detached_short_stall_not "
 		       "owner_log_write_error_write_stands_on_the_write_set "
-		       "replica_metadata_error_then_no_disk_left",
+		       "replica_metadata_error_then_no_disk_left "
+		       "owner_disk_fails_while_member_syncs_no_copy",
 };
 
 FIXTURE_VARIANT_ADD(disk, rdma) {
