@@ -592,7 +592,8 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
 
 	create_healthy();
 	ASSERT_EQ(0, cl_query(self, VOL, epoch1, sizeof(epoch1), ".owner.epoch"));
-	ASSERT_EQ(0, rl_on(1, "%s volume set " VOL " --ping-timeout-ms 1000 >/dev/null",
+	ASSERT_EQ(0, rl_on(1, "%s volume set " VOL " --ping-interval-ms 250 "
+			   "--ping-timeout-ms 1000 >/dev/null",
 			   rl_ctl()));
 	ASSERT_EQ(0, rl_on(1, "dmsetup table " LV_DM " > /tmp/chorus-lv.table"));
 	start_writer(1, 100);
