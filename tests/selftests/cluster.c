@@ -565,68 +565,67 @@ TEST_F_TIMEOUT(cluster, owner_cut_off_stops_before_its_lease_can_expire, 600)
 	replicas_identical();
 }
 
-/* The state of node 1's connection to node 2 of VOL, as node 1's kernel sees it. */
-static void conn_to_2(char *out, size_t len)
-{
-	if (rl_on_out(1, out, len, "%s --json volume status " VOL " | jq -r '.peers[] | "
-		      "select(.node_id == 2) | .conn_state'", rl_ctl()))
-		out[0] = '\0';
-}
-
 /*
  * The owner's disk fails under the writer, and the other member, alone in
- * acknowledging the writes from then on, is cut off before the owner's
- * chorusd has handed over (it is stopped for those seconds: a pass that
- * comes late, for about 4 s: well within the lease). etcd must name node 2, not node 1, as the write set's
- * member: node 1 records itself out of date first, keeps node 2 the last
- * member although it is lost, lets the writes held for it fail (nothing
- * is acknowledged that no disk has) and gives its owner key up. When node
- * 2 is back it takes the volume with every acknowledged write; node 1
- * serves it by forwarding, then gets a new disk, copied in full.
+ * acknowledging the writes from then on, is cut off from it before the
+ * owner's chorusd has handed over: chorusd is stopped for those seconds (a
+ * pass that comes late; within the lease), the cut is vm1's replication
+ * traffic to vm2 refused (etcd goes on). etcd must name node 2, not node
+ * 1, as the write set's member: node 1 records itself out of date first,
+ * lets the writes held for node 2 fail (nothing is acknowledged that no
+ * disk has) and gives its owner key up; node 2 takes the volume with every
+ * acknowledged write. With the cut undone node 1 serves it by forwarding,
+ * then gets a new disk, copied in full.
  */
 TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
 {
-	char out[64], epoch1[32], epoch2[32];
+	char out[128], epoch1[32], epoch2[32], state[32];
+	unsigned long long stopped_ms;
 	int at_failure, at_cut, i;
-	uint64_t stopped, end;
 
+	/* Soft-RoCE's traffic is UDP, not the TCP port cut here; the logic is chorusd's. */
+	if (!strcmp(transport(), "rdma"))
+		SKIP(return, "the cut is of the TCP replication port");
 	create_healthy();
 	ASSERT_EQ(0, cl_query(self, VOL, epoch1, sizeof(epoch1), ".owner.epoch"));
 	ASSERT_EQ(0, rl_on(1, "%s volume set " VOL " --ping-interval-ms 250 "
-			   "--ping-timeout-ms 1000 >/dev/null",
-			   rl_ctl()));
-	ASSERT_EQ(0, rl_on(1, "dmsetup table " LV_DM " > /tmp/chorus-lv.table"));
+			   "--ping-timeout-ms 1000 >/dev/null && "
+			   "dmsetup table " LV_DM " > /tmp/chorus-lv.table && "
+			   "echo \"0 $(blockdev --getsz /dev/mapper/" LV_DM ") error\" "
+			   "> /tmp/chorus-err.table", rl_ctl()));
 	start_writer(1, 100);
-	ASSERT_EQ(0, rl_on(1, "pkill -STOP -x chorusd"));
-	stopped = now_ms();
-	ASSERT_EQ(0, rl_on(1, "dmsetup load " LV_DM " --table \"0 $(blockdev --getsz "
-			   "/dev/mapper/" LV_DM ") error\" && dmsetup resume " LV_DM));
-	at_failure = lines_of(self->acked);
-	sleep(1);
-	at_cut = lines_of(self->acked);
-	EXPECT_LT(at_failure, at_cut) TH_LOG("no write stood on node 2 alone");
-	ASSERT_EQ(0, rl_on(2, "ip link set eth0 down"));
 	/*
-	 * 3 s at most: well within the lease TTL (10 s; a keepalive period
-	 * and a margin shorter, the kernel's deadline only holds I/O).
+	 * One command in vm1, so that chorusd stays stopped for seconds, not
+	 * for the round trips of several (the lease TTL is 10 s): the disk
+	 * fails, for a second writes stand on node 2 alone (counted from the
+	 * writer's log), the cut, and chorusd resumes once the kernel sees
+	 * node 2 lost (ping timeout 1 s), 3 s at most.
 	 */
-	end = now_ms() + 3000;
-	do {
-		conn_to_2(out, sizeof(out));
-		if (out[0] && strcmp(out, "connected"))
-			break;
-		usleep(250 * 1000);
-	} while (now_ms() < end);
-	ASSERT_EQ(0, rl_on(1, "pkill -CONT -x chorusd"));
+	ASSERT_EQ(0, rl_on_out(1, out, sizeof(out),
+			       "pkill -STOP -x chorusd; t0=$(date +%%s%%N); "
+			       "dmsetup load " LV_DM " < /tmp/chorus-err.table && "
+			       "dmsetup resume " LV_DM " || { pkill -CONT -x chorusd; exit 1; }; "
+			       "a=$(wc -l < %s); sleep 1; b=$(wc -l < %s); "
+			       CUT_1_FROM_2("add") "; "
+			       "for i in $(seq 12); do s=$(%s --json volume status " VOL " | jq -r "
+			       "'.peers[] | select(.node_id == 2) | .conn_state'); "
+			       "[ \"$s\" != connected ] && break; sleep 0.25; done; "
+			       "pkill -CONT -x chorusd; "
+			       "echo $a $b $s $((($(date +%%s%%N) - t0) / 1000000))",
+			       self->acked, self->acked, rl_ctl()));
+	ASSERT_EQ(4, sscanf(out, "%d %d %31s %llu", &at_failure, &at_cut, state, &stopped_ms))
+		TH_LOG("%s", out);
 	TH_LOG("%d writes on node 2 alone; node 1 saw node 2 %s; chorusd stopped for %llu ms",
-	       at_cut - at_failure, out, (unsigned long long)(now_ms() - stopped));
+	       at_cut - at_failure, state, stopped_ms);
+	EXPECT_LT(at_failure, at_cut) TH_LOG("no write stood on node 2 alone");
 	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.members | map(tostring) | join(\",\")", "2",
 			    60)) TH_LOG("etcd names node 1's failed disk as the write set");
 	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.out_of_date | map(tostring) | join(\",\")",
 			    "1", 10));
-	EXPECT_TRUE(cl_wait(self, VOL, ".owner.node_id // \"none\"", "none", 60))
-		TH_LOG("node 1 kept the owner key");
-	/* "no member of the write set is reachable: " before it, if node 1 saw the cut first. */
+	ASSERT_TRUE(cl_wait(self, VOL, ".owner.node_id", "2", 90)) TH_LOG("node 2 did not take it");
+	ASSERT_EQ(0, cl_query(self, VOL, epoch2, sizeof(epoch2), ".owner.epoch"));
+	EXPECT_LT(atoll(epoch1), atoll(epoch2));
+	/* "no member of the write set can take its writes now" before it, if node 1 saw the cut. */
 	EXPECT_EQ(0, run("grep -q 'the local disk failed: this node is out of date' "
 			 "%s/cluster/vm1/chorusd.log && grep -q 'stepped down and released the owner "
 			 "key' %s/cluster/vm1/chorusd.log", getenv("LAB_DIR"), getenv("LAB_DIR")));
@@ -634,11 +633,8 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
 		usleep(500 * 1000);
 	EXPECT_GT(20, i) TH_LOG("the writer still runs: its writes neither stood nor failed");
 
-	ASSERT_EQ(0, rl_on(2, "ip link set eth0 up"));
-	ASSERT_TRUE(cl_wait(self, VOL, ".owner.node_id", "2", 90)) TH_LOG("node 2 did not take it");
-	ASSERT_EQ(0, cl_query(self, VOL, epoch2, sizeof(epoch2), ".owner.epoch"));
-	EXPECT_LT(atoll(epoch1), atoll(epoch2));
 	verify_on(2);
+	ASSERT_EQ(0, rl_on(1, CUT_1_FROM_2("del")));
 	verify_on(1);
 	EXPECT_EQ(0, rl_on(1, "dmsetup load " LV_DM " < /tmp/chorus-lv.table && "
 			   "dmsetup resume " LV_DM));

@@ -197,11 +197,18 @@ static void kept_path(char *out, size_t len)
  * Stop every writer and opener a case starts (fio and the shell that runs
  * it in rounds, the ack writers, the holders of /dev/chorus0, the host's
  * NVMe-oF connections) and undo its
- * faults (a stopped etcd or chorusd, a link down): nothing may hold a
+ * faults (a stopped etcd or chorusd, a link down, a cut): nothing may hold a
  * volume when the nodes stop. Run by the teardown, and by the set-up too:
  * a case that ran out of time was killed before its teardown, and its fio
  * goes on in the VMs.
  */
+/*
+ * vm1's replication traffic to vm2 refused (port 7788 either way; etcd and
+ * the rest go on): "ip rule add" each, or "ip rule del" each.
+ */
+#define CUT_1_FROM_2(op)	"ip rule " op " to 10.99.0.2 ipproto tcp dport 7788 prohibit && " \
+				"ip rule " op " to 10.99.0.2 ipproto tcp sport 7788 prohibit"
+
 static void stop_workloads(void)
 {
 	rl_on(HOST, "pkill -x fio; pkill -f 'ack_writer[.]py'; sleep 1; "
@@ -209,7 +216,8 @@ static void stop_workloads(void)
 	rl_on_each((const int[]){ 1, 2, 3 }, 3,
 		   "pkill -f 'chorus-fio-sto[p]'; pkill -x fio; pkill -f 'ack_writer[.]py'; "
 		   "pkill -f 'sleep 60[0]'; "
-		   "pkill -CONT -x etcd; pkill -CONT -x chorusd; ip link set eth0 up; true");
+		   "pkill -CONT -x etcd; pkill -CONT -x chorusd; ip link set eth0 up; "
+		   "while " CUT_1_FROM_2("del") " 2>/dev/null; do :; done; true");
 }
 
 /*
