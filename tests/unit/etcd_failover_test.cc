@@ -12,6 +12,7 @@
 
 #include "etcd_server.h"
 #include "lib/etcd_client.h"
+#include "lib/etcd_failover.h"
 #include "lib/etcd_watch.h"
 #include "lib/fd.h"
 
@@ -214,6 +215,21 @@ TEST(EtcdFailover, ThreeMemberClusterLosesItsLeader) {
     EXPECT_NE(watch.endpoint(), etcd.endpoint(leader));
     EXPECT_FALSE(log.lines().empty());
     EXPECT_TRUE(Contains(log.lines()[0], etcd.endpoint(leader))) << log.lines()[0];
+}
+
+// Which answers send the call to the next endpoint. Canceled is what the
+// gateway of a member being stopped answers ("grpc: the client connection
+// is closing"); chorusd once died of it in a keepalive while every member
+// restarted (tools/bench/etcd-idle).
+TEST(EtcdFailover, AnswersThatMeanAskAnotherMember) {
+    auto code = [](GrpcCode c) { return static_cast<int>(c); };
+    EXPECT_TRUE(IsUnavailableAnswer(503, code(GrpcCode::kUnavailable)));
+    EXPECT_TRUE(IsUnavailableAnswer(504, code(GrpcCode::kDeadlineExceeded)));
+    EXPECT_TRUE(IsUnavailableAnswer(499, code(GrpcCode::kCanceled)));
+    EXPECT_TRUE(IsUnavailableAnswer(500, code(GrpcCode::kUnknown)));
+    EXPECT_FALSE(IsUnavailableAnswer(200, code(GrpcCode::kUnknown)));
+    EXPECT_FALSE(IsUnavailableAnswer(404, code(GrpcCode::kNotFound)));
+    EXPECT_FALSE(IsUnavailableAnswer(400, code(GrpcCode::kInvalidArgument)));
 }
 
 }  // namespace

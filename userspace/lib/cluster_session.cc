@@ -220,7 +220,9 @@ std::optional<uint64_t> ClusterSession::KeepAlive() {
     EtcdKeepAlive ka;
     try {
         ka = etcd_.LeaseKeepAliveOnce(lease_id_);
-    } catch (const EtcdUnreachableError& e) {
+    } catch (const EtcdError& e) {
+        // Unreachable, or an answer refusing or garbling the call: the next
+        // keepalive tries again; a lease etcd no longer has reads as such.
         Log(Severity::kWarn,
             std::string("keepalive failed, the kernel deadline stands: ") + e.what());
         return std::nullopt;

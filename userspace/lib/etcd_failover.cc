@@ -63,6 +63,9 @@ bool IsUnavailableAnswer(long http_status, int grpc_code) {
     switch (static_cast<GrpcCode>(grpc_code)) {
         case GrpcCode::kUnavailable:
         case GrpcCode::kDeadlineExceeded:
+        // The gateway of a member that is stopping: "grpc: the client
+        // connection is closing".
+        case GrpcCode::kCanceled:
             return true;
         case GrpcCode::kUnknown:
         case GrpcCode::kInternal:

@@ -59,8 +59,9 @@ private:
 
 // Whether an etcd answer means "this member cannot serve now, ask another":
 // gRPC Unavailable (no leader, leader changed, request timed out),
-// DeadlineExceeded, or an HTTP 5xx that is not a definite refusal (etcd's
-// gateway reports its own timeout as 500 with code Unknown).
+// DeadlineExceeded, Canceled (a member shutting down), or an HTTP 5xx that
+// is not a definite refusal (etcd's gateway reports its own timeout as 500
+// with code Unknown).
 bool IsUnavailableAnswer(long http_status, int grpc_code);
 
 // The pause between two rounds over every endpoint: 50 ms, doubling, at
