@@ -371,8 +371,9 @@ enum chorus_lat_attr {
  * @CHORUS_VOLUME_STATE_FAILED: the local disk returned an I/O error or
  *	completed nothing within the disk timeout, and is detached: a
  *	replica applies nothing more and answers that its disk failed, its
- *	metadata stays as it was; an owner (or a volume without peers) still
- *	passes its requests to the disk and reports each error
+ *	metadata stays as it was; an owner sends nothing more to it: its
+ *	writes stand on the up-to-date members of the write set and its reads
+ *	are served by one of them (with none, each fails)
  * @__CHORUS_VOLUME_STATE_MAX: internal
  */
 enum chorus_volume_state {
