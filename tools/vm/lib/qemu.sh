@@ -73,7 +73,7 @@ vm_start() {
 	local disk append args=()
 	append="console=ttyS0 loglevel=7 oops=panic panic=1 panic_on_warn=0"
 	append+=" lab_vm=$i lab_count=$n lab_src=$ROOT lab_dir=$LAB_DIR lab_agent=$VM_TOOLS/guest/agent"
-	append+=" $(guest_kernel_args "$kver")"
+	append+=" $(guest_kernel_args "$kver") ${CHORUS_LAB_KERNEL_ARGS:-}"
 	args=("${LAB_ACCEL[@]}")   # from accel_args, once per `lab up`
 	# shellcheck disable=SC2054   # commas belong to qemu option values
 	args+=(
