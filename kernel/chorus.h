@@ -82,6 +82,8 @@ struct chorus_meta {
  * @forward_served: requests of other nodes served here as owner
  * @degraded_reads: reads of an owner whose disk failed, that a replica
  *	served instead (forward.c)
+ * @payload_crc_checked: received payloads whose CRC-32C matched (conn.c)
+ * @payload_crc_errors: received payloads whose CRC-32C did not
  *
  * Updated with this_cpu_*() on request completion, which may run in hard
  * irq context; readers sum over all CPUs and accept a slightly stale total.
@@ -102,6 +104,8 @@ struct chorus_stats {
 	u64 forward_expired;
 	u64 forward_served;
 	u64 degraded_reads;
+	u64 payload_crc_checked;
+	u64 payload_crc_errors;
 };
 
 /**
@@ -116,7 +120,7 @@ struct chorus_stat_desc {
 	size_t offset;
 };
 
-#define CHORUS_NR_STATS	15
+#define CHORUS_NR_STATS	17
 extern const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS];
 
 static inline u64 chorus_stat_value(const struct chorus_stats *sum,

@@ -91,10 +91,62 @@ void chorus_conn_free(struct chorus_conn *conn)
 	kfree(conn);
 }
 
+/* CRC-32C of a request's data, the bytes a WRITE or FWD_WRITE carries. */
+static u32 chorus_rq_crc(struct request *rq)
+{
+	struct req_iterator iter;
+	struct bio_vec bv;
+	u32 crc = ~0U;
+
+	rq_for_each_segment(bv, rq, iter) {
+		void *p = bvec_kmap_local(&bv);
+
+		crc = crc32c(crc, p, bv.bv_len);
+		kunmap_local(p);
+	}
+	return ~crc;
+}
+
+/* CRC-32C of @len bytes in @pages, each full but the last. */
+static u32 chorus_pages_crc(struct page **pages, unsigned int len)
+{
+	unsigned int i, n;
+	u32 crc = ~0U;
+
+	for (i = 0; len; i++, len -= n) {
+		n = min_t(unsigned int, len, PAGE_SIZE);
+		crc = crc32c(crc, page_address(pages[i]), n);
+	}
+	return ~crc;
+}
+
+/*
+ * With the volume's payload_crc on, a message whose type may carry it gets
+ * the CRC-32C of its data. The data cannot change until the message is
+ * answered: the volume's queue asks for stable pages (dev.c), and resync
+ * and read buffers are the sender's own.
+ */
+static void chorus_conn_set_crc(struct chorus_conn *conn,
+				struct chorus_wire_hdr *hdr,
+				const struct chorus_msg_data *data)
+{
+	u32 crc;
+
+	if (!data || !data->len || !conn->peer ||
+	    !READ_ONCE(conn->peer->vol->repl.payload_crc) ||
+	    !chorus_wire_type_may_crc(hdr->type))
+		return;
+	crc = data->rq ? chorus_rq_crc(data->rq) :
+			 chorus_pages_crc(data->pages, data->len);
+	hdr->flags |= cpu_to_le16(CHORUS_MSG_F_PAYLOAD_CRC);
+	hdr->payload_crc = cpu_to_le32(crc);
+}
+
 /**
  * chorus_conn_send() - seal a header and send it with its payload
  * @conn: the connection
- * @hdr: the header; its crc is computed here
+ * @hdr: the header; its crc is computed here, and its payload's when the
+ *	volume's payload_crc is on and the type may carry one
  * @body: small payload of le32_to_cpu(hdr->payload_len) bytes, or NULL
  * @data: data pages, or NULL
  *
@@ -106,6 +158,7 @@ int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
 {
 	int ret;
 
+	chorus_conn_set_crc(conn, hdr, data);
 	chorus_wire_seal(hdr);
 	mutex_lock(&conn->send_mutex);
 	ret = conn->ops->send(conn, hdr, body, data);
@@ -147,20 +200,14 @@ int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 		goto proto;
 	}
 	if (le16_to_cpu(hdr->flags) & CHORUS_MSG_F_PAYLOAD_CRC) {
-		u32 crc = ~0U;
-		unsigned int i, left = le32_to_cpu(hdr->payload_len);
-
-		for (i = 0; i < nr_pages; i++) {
-			unsigned int n = min_t(unsigned int, left, PAGE_SIZE);
-
-			crc = crc32c(crc, page_address(pages[i]), n);
-			left -= n;
-		}
-		if (~crc != le32_to_cpu(hdr->payload_crc)) {
+		if (chorus_pages_crc(pages, le32_to_cpu(hdr->payload_len)) !=
+		    le32_to_cpu(hdr->payload_crc)) {
+			this_cpu_inc(peer->vol->stats->payload_crc_errors);
 			pr_warn_ratelimited("%s: peer %u: bad payload_crc; closing\n",
 					    peer->vol->name, peer->node_id);
 			goto proto;
 		}
+		this_cpu_inc(peer->vol->stats->payload_crc_checked);
 	}
 
 	return chorus_repl_recv(conn, hdr, pages, nr_pages);

@@ -655,12 +655,17 @@ static void chorus_dev_set_diskless_limits(struct chorus_volume *vol,
 /*
  * Inherit what the backing device can do (transfer sizes, alignment,
  * discard, write zeroes), then impose the volume's block size.
+ *
+ * Stable pages on every volume, as DRBD and rbd have them: a page under
+ * writeback that its owner could change would reach the local disk and
+ * each replica with different bytes (and fail its payload crc).
  */
 static void chorus_dev_set_limits(struct chorus_volume *vol,
 				  struct request_queue *q)
 {
 	struct block_device *bdev = vol->backing.bdev;
 
+	blk_queue_flag_set(QUEUE_FLAG_STABLE_WRITES, q);
 	if (vol->diskless) {
 		chorus_dev_set_diskless_limits(vol, q);
 		return;

@@ -101,6 +101,7 @@ static const struct nla_policy chorus_volume_set_policy[CHORUS_A_MAX + 1] = {
 	[CHORUS_A_PING_TIMEOUT_MS]	= NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_ms_range),
 	[CHORUS_A_RESYNC_RATE]		= { .type = NLA_U64 },
 	[CHORUS_A_AUTO_DEGRADE]		= NLA_POLICY_MAX(NLA_U8, 1),
+	[CHORUS_A_PAYLOAD_CRC]		= NLA_POLICY_MAX(NLA_U8, 1),
 	[CHORUS_A_DISK_TIMEOUT_MS]	=
 		NLA_POLICY_FULL_RANGE(NLA_U32, &chorus_disk_timeout_range),
 };
@@ -724,6 +725,9 @@ static int chorus_genl_volume_set_doit(struct sk_buff *skb,
 	if (attrs[CHORUS_A_AUTO_DEGRADE])
 		WRITE_ONCE(repl->auto_degrade,
 			   nla_get_u8(attrs[CHORUS_A_AUTO_DEGRADE]));
+	if (attrs[CHORUS_A_PAYLOAD_CRC])
+		WRITE_ONCE(repl->payload_crc,
+			   nla_get_u8(attrs[CHORUS_A_PAYLOAD_CRC]));
 unlock:
 	chorus_genl_unlock(vol);
 	return ret;

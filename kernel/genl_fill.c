@@ -46,7 +46,7 @@ size_t chorus_genl_volume_size(void)
 	       chorus_lat_size() +				/* READ/WRITE_LATENCY */
 	       7 * nla_total_size(sizeof(u32)) +		/* NODE_ID .. */
 	       2 * nla_total_size_64bit(sizeof(u64)) +		/* EPOCH, RATE */
-	       nla_total_size(sizeof(u8)) +			/* AUTO_DEGRADE */
+	       2 * nla_total_size(sizeof(u8)) +		/* AUTO_DEGRADE, CRC */
 	       nla_total_size(CHORUS_REASON_MAX) +		/* REASON */
 	       nla_total_size(sizeof(u32)) +			/* DISK_TIMEOUT_MS */
 	       nla_total_size(CHORUS_REASON_MAX) +		/* DISK_ERROR */
@@ -243,7 +243,8 @@ static int chorus_genl_fill_repl(struct sk_buff *skb, struct chorus_volume *vol)
 			READ_ONCE(repl->ping_timeout_ms)) ||
 	    nla_put_u64_64bit(skb, CHORUS_A_RESYNC_RATE,
 			      READ_ONCE(repl->resync_rate), CHORUS_A_PAD) ||
-	    nla_put_u8(skb, CHORUS_A_AUTO_DEGRADE, READ_ONCE(repl->auto_degrade)))
+	    nla_put_u8(skb, CHORUS_A_AUTO_DEGRADE, READ_ONCE(repl->auto_degrade)) ||
+	    nla_put_u8(skb, CHORUS_A_PAYLOAD_CRC, READ_ONCE(repl->payload_crc)))
 		return -EMSGSIZE;
 
 	nest = nla_nest_start(skb, CHORUS_A_PEERS);

@@ -147,6 +147,8 @@ const struct chorus_stat_desc chorus_stat_descs[CHORUS_NR_STATS] = {
 	CHORUS_STAT(forward_expired, CHORUS_STAT_FORWARD_EXPIRED),
 	CHORUS_STAT(forward_served, CHORUS_STAT_FORWARD_SERVED),
 	CHORUS_STAT(degraded_reads, CHORUS_STAT_DEGRADED_READS),
+	CHORUS_STAT(payload_crc_checked, CHORUS_STAT_PAYLOAD_CRC_CHECKED),
+	CHORUS_STAT(payload_crc_errors, CHORUS_STAT_PAYLOAD_CRC_ERRORS),
 };
 
 /**
@@ -177,6 +179,8 @@ void chorus_volume_stats(struct chorus_volume *vol, struct chorus_stats *sum)
 		sum->forward_expired += READ_ONCE(s->forward_expired);
 		sum->forward_served += READ_ONCE(s->forward_served);
 		sum->degraded_reads += READ_ONCE(s->degraded_reads);
+		sum->payload_crc_checked += READ_ONCE(s->payload_crc_checked);
+		sum->payload_crc_errors += READ_ONCE(s->payload_crc_errors);
 	}
 }
 

@@ -414,6 +414,7 @@ struct chorus_fwd {
  * @ping_timeout_ms: see above
  * @resync_rate: see above
  * @auto_degrade: see above
+ * @payload_crc: see above; read with READ_ONCE per message sent
  * @al: the activity log
  * @fwd: forwarding to the owner, while this node is not the owner
  */
@@ -443,6 +444,7 @@ struct chorus_repl {
 	u32 ping_timeout_ms;
 	u64 resync_rate;
 	bool auto_degrade;
+	bool payload_crc;
 	struct chorus_al al;
 	struct chorus_fwd fwd;
 };

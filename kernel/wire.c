@@ -27,6 +27,7 @@ static const u16 chorus_wire_type_flags[__CHORUS_MSG_MAX] = {
 	[CHORUS_MSG_FWD_WRITE]	 = CHORUS_MSG_F_FUA | CHORUS_MSG_F_PAYLOAD_CRC |
 				   CHORUS_MSG_F_DISCARD | CHORUS_MSG_F_ZEROES,
 	[CHORUS_MSG_RESYNC_DATA] = CHORUS_MSG_F_PAYLOAD_CRC,
+	[CHORUS_MSG_READ_DATA]	 = CHORUS_MSG_F_PAYLOAD_CRC,
 	[CHORUS_MSG_HELLO]	 = CHORUS_MSG_F_AUTH,
 	[CHORUS_MSG_HELLO_ACK]	 = CHORUS_MSG_F_AUTH,
 };
@@ -54,6 +55,18 @@ void chorus_wire_init_hdr(struct chorus_wire_hdr *hdr, u8 type, u64 epoch,
 	hdr->seq = cpu_to_le64(seq);
 	hdr->sector = cpu_to_le64(sector);
 	hdr->len = cpu_to_le32(len);
+}
+
+/**
+ * chorus_wire_type_may_crc() - whether a message type may carry a payload crc
+ * @type: &enum chorus_msg_type
+ *
+ * Return: true for the types whose data %CHORUS_MSG_F_PAYLOAD_CRC covers.
+ */
+bool chorus_wire_type_may_crc(u8 type)
+{
+	return type < __CHORUS_MSG_MAX &&
+	       (chorus_wire_type_flags[type] & CHORUS_MSG_F_PAYLOAD_CRC);
 }
 
 void chorus_wire_seal(struct chorus_wire_hdr *hdr)

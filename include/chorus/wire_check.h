@@ -60,6 +60,7 @@ enum chorus_rdma_rx {
 void chorus_wire_init_hdr(struct chorus_wire_hdr *hdr, u8 type, u64 epoch,
 			  u64 seq, u64 sector, u32 len);
 void chorus_wire_seal(struct chorus_wire_hdr *hdr);
+bool chorus_wire_type_may_crc(u8 type);
 int chorus_wire_check_hdr(const struct chorus_wire_hdr *hdr,
 			  const char **why);
 int chorus_wire_check_range(u64 nr_sectors, u32 block_size,

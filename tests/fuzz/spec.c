@@ -30,7 +30,7 @@ static const struct {
 	[4] = { P_NONE, true, true },
 	[5] = { P_NONE }, [6] = { P_NONE },
 	[7] = { P_NONE, true },
-	[8] = { P_READ_DATA, true },
+	[8] = { P_READ_DATA, true, false, F_PCRC },
 	[9] = { P_NONE }, [10] = { P_NONE },
 	[11] = { P_LEN, true, false, F_PCRC },
 	[12] = { P_NONE, true },

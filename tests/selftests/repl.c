@@ -84,13 +84,15 @@ FIXTURE_VARIANT_ADD(repl, tcp) {
 	 * repl3.owner_lost_new_owner_resyncs_both with a third node (stale
 	 * epochs are stale_epoch_refused's); overlapping writes ordered by
 	 * the owner are repl3's from two access points at once, and a new
-	 * replica's full copy is disk's replaced disk.
+	 * replica's full copy is disk's replaced disk. Plain fio verify with
+	 * identical replicas is payload_crc_on_every_data_message's first half.
 	 */
-	.check_cases = "fio_verify_identical peer_lost_holds_then_resyncs_dirty_regions "
+	.check_cases = "peer_lost_holds_then_resyncs_dirty_regions "
 		       "link_flap_and_netem_under_fio stale_epoch_refused "
 		       "malformed_messages_close_the_connection "
 		       "verify_reports_mismatch metrics_under_fio "
-		       "ping_interval_shortened_applies_at_once",
+		       "ping_interval_shortened_applies_at_once "
+		       "payload_crc_on_every_data_message",
 };
 
 FIXTURE_VARIANT_ADD(repl, rdma) {
@@ -203,7 +205,8 @@ FIXTURE_TEARDOWN(repl)
 	if (!rl_vm_alive(PEER))
 		rl_vm_start(PEER, &self->env.remote_mark[0], _metadata->name);
 	/* rmmod with the sessions up: both sides must unload. */
-	run("ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; true");
+	run("ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; "
+	    "umount /mnt/crc 2>/dev/null; true");
 	peer_run("ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; true");
 	rc = peer_run("if [ -d /sys/module/chorus ]; then %s volume destroy " VOL
 		      " && rmmod chorus; fi", self->ctl);
@@ -595,6 +598,81 @@ TEST_F_TIMEOUT(repl, ping_interval_shortened_applies_at_once, 120)
 	EXPECT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
 	TH_LOG("vm1 found vm2 silent after %llu ms", (unsigned long long)(now_ms() - t0));
 	ASSERT_EQ(0, peer_run("%s", variant->heal));
+}
+
+#define CRC_CHECKED "cat /sys/block/chorus0/chorus/payload_crc_checked"
+#define CRC_ERRORS "cat /sys/block/chorus0/chorus/payload_crc_errors"
+
+/*
+ * payload_crc on both nodes: the full sync (RESYNC_DATA), the owner's
+ * writes (WRITE), the replica's forwarded writes (FWD_WRITE) and the
+ * answers to its forwarded reads (READ_DATA) carry a CRC-32C that the
+ * receiver checks; none mismatches, and both queues ask for stable pages
+ * (a page changed under writeback would fail its crc). Over TCP, ext4 on
+ * the owner takes buffered writes with fsync and writes through mmap
+ * while writeback runs: the pages those change are the ones stable pages
+ * protect (the filesystem's path is the same over RDMA).
+ */
+TEST_F_TIMEOUT(repl, payload_crc_on_every_data_message, 300)
+{
+	uint64_t synced, written, fwd0, read0;
+	int vm;
+
+	ASSERT_EQ(0, node_up(self, 2, false, "full"));
+	ASSERT_EQ(0, node_up(self, 1, false, "full"));
+	for (vm = 1; vm <= 2; vm++) {
+		ASSERT_EQ(0, rl_on(vm, "%s volume set " VOL " --payload-crc on >/dev/null",
+				   self->ctl));
+		EXPECT_EQ(0, rl_on(vm, "%s --json volume status " VOL " | jq -e '.payload_crc == true'"
+				   " >/dev/null", self->ctl)) TH_LOG("vm%d: payload_crc not on", vm);
+		EXPECT_EQ(1, rl_cmd_u64(vm, "cat /sys/block/chorus0/queue/stable_writes"))
+			TH_LOG("vm%d: the queue does not ask for stable pages", vm);
+	}
+	ASSERT_EQ(0, peer_run("%s volume role " VOL " replica >/dev/null", self->ctl));
+	ASSERT_EQ(0, run("%s volume role " VOL " owner --epoch %d >/dev/null", self->ctl, EPOCH));
+	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
+	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", self->ctl));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 180));
+	synced = rl_cmd_u64(PEER, CRC_CHECKED);
+	ASSERT_NE(UINT64_MAX, synced) TH_LOG("no payload_crc_checked counter");
+	EXPECT_LT(0, synced) TH_LOG("the full sync carried no checked crc");
+
+	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-128k --iodepth=8 --size=16M "
+			 "--io_size=8M --verify=crc32c --verify_fatal=1 >/dev/null"));
+	written = rl_cmd_u64(PEER, CRC_CHECKED);
+	EXPECT_LE(synced + 64, written) TH_LOG("the owner's writes carried few checked crcs");
+
+	/* Through the replica's device: forwarded to the owner, and read back. */
+	fwd0 = rl_cmd_u64(1, CRC_CHECKED);
+	ASSERT_EQ(0, peer_run("head -c 1048576 /dev/urandom > /tmp/crc.blk && "
+			      "dd if=/tmp/crc.blk of=/dev/chorus0 bs=64k seek=640 oflag=direct "
+			      "status=none"));
+	read0 = rl_cmd_u64(PEER, CRC_CHECKED);
+	EXPECT_EQ(0, peer_run("dd if=/dev/chorus0 bs=64k skip=640 count=16 iflag=direct "
+			      "status=none | cmp - /tmp/crc.blk"));
+	EXPECT_LE(fwd0 + 16, rl_cmd_u64(1, CRC_CHECKED)) TH_LOG("forwarded writes: no crc");
+	EXPECT_LE(read0 + 16, rl_cmd_u64(PEER, CRC_CHECKED)) TH_LOG("forwarded reads: no crc");
+	TH_LOG("checked crcs: vm2 %llu after the sync, %llu after fio, %llu after the reads; "
+	       "vm1 %llu", (unsigned long long)synced, (unsigned long long)written,
+	       (unsigned long long)rl_cmd_u64(PEER, CRC_CHECKED),
+	       (unsigned long long)rl_cmd_u64(1, CRC_CHECKED));
+	if (!strcmp(variant->active, "tcp")) {
+		ASSERT_EQ(0, run("mkfs.ext4 -q -F /dev/chorus0 && mkdir -p /mnt/crc && "
+				 "mount /dev/chorus0 /mnt/crc"));
+		EXPECT_EQ(0, run("fio --directory=/mnt/crc --size=4M --bs=4k --time_based "
+				 "--runtime=8 --output-format=terse --minimal "
+				 "--name=b --rw=randwrite --fsync=4 --numjobs=4 "
+				 "--name=m --ioengine=mmap --rw=randwrite >/dev/null"));
+		EXPECT_EQ(0, run("umount /mnt/crc"));
+		TH_LOG("vm2 checked %llu crcs after ext4",
+		       (unsigned long long)rl_cmd_u64(PEER, CRC_CHECKED));
+	}
+
+	for (vm = 1; vm <= 2; vm++) {
+		EXPECT_EQ(0, rl_cmd_u64(vm, CRC_ERRORS)) TH_LOG("vm%d: a payload crc failed", vm);
+	}
+	EXPECT_EQ(1, rl_peer_u64(1, PEER, "reconnects")) TH_LOG("the session was closed");
+	replicas_identical();
 }
 
 /*

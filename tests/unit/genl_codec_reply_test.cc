@@ -71,6 +71,7 @@ NlMsgPtr MakeReplicatedReply(uint8_t cmd = CHORUS_CMD_VOLUME_GET, uint32_t event
     nla_put_u32(m, CHORUS_A_PING_TIMEOUT_MS, 5000);
     nla_put_u64(m, CHORUS_A_RESYNC_RATE, 100ull << 20);
     nla_put_u8(m, CHORUS_A_AUTO_DEGRADE, 0);
+    nla_put_u8(m, CHORUS_A_PAYLOAD_CRC, 1);
     nlattr* peers = nla_nest_start(m, CHORUS_A_PEERS);
     PutPeer(m, CHORUS_A_PEER, 2, true);
     PutPeer(m, CHORUS_A_PEER, 3, false);
@@ -89,6 +90,7 @@ TEST(ParseVolume, ReplicationAttributes) {
     EXPECT_EQ(v.ping_timeout_ms, 5000u);
     EXPECT_EQ(v.resync_rate, 100ull << 20);
     EXPECT_EQ(v.auto_degrade, false);
+    EXPECT_EQ(v.payload_crc, true);
     EXPECT_FALSE(v.peer.has_value());
     EXPECT_FALSE(v.reason.has_value());
     ASSERT_EQ(v.peers.size(), 2u);
@@ -288,6 +290,21 @@ TEST(ParseVolume, ForwardingCounters) {
     EXPECT_EQ(v.stats->forward_expired, 2u);
     EXPECT_EQ(v.stats->forward_served, 17u);
     EXPECT_EQ(v.stats->errors, 0u);
+}
+
+TEST(ParseVolume, PayloadCrcCounters) {
+    ReplySpec spec;
+    spec.stats = false;
+    NlMsgPtr msg = MakeReply(spec);
+    nlattr* nest = nla_nest_start(msg.get(), CHORUS_A_STATS);
+    nla_put_u64(msg.get(), CHORUS_STAT_PAYLOAD_CRC_CHECKED, 900);
+    nla_put_u64(msg.get(), CHORUS_STAT_PAYLOAD_CRC_ERRORS, 1);
+    nla_nest_end(msg.get(), nest);
+    VolumeInfo v = ParseVolumeMessage(Bytes(msg.get()));
+    ASSERT_TRUE(v.stats.has_value());
+    EXPECT_EQ(v.stats->payload_crc_checked, 900u);
+    EXPECT_EQ(v.stats->payload_crc_errors, 1u);
+    EXPECT_FALSE(v.payload_crc.has_value());  // a reply without the tunable
 }
 
 TEST(ParseVolume, EmptyPeerList) {

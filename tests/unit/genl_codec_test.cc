@@ -457,6 +457,20 @@ TEST(BuildRequest, VolumeSetSendsOnlyWhatIsGiven) {
     EXPECT_EQ(nla_get_u8(q.tb[CHORUS_A_AUTO_DEGRADE]), 1);
 }
 
+TEST(BuildRequest, VolumeSetSendsPayloadCrcOnAndOff) {
+    VolumeSetRequest req;
+    req.volume = "vol0";
+    req.payload_crc = false;  // "off" is a value, not an absence
+    EXPECT_FALSE(req.empty());
+    Parsed p = ParseRequest(BuildVolumeSet(kFamily, req));
+    EXPECT_EQ(Present(p), (std::vector<int>{CHORUS_A_VOLUME_NAME, CHORUS_A_PAYLOAD_CRC}));
+    ASSERT_EQ(nla_len(p.tb[CHORUS_A_PAYLOAD_CRC]), 1);
+    EXPECT_EQ(nla_get_u8(p.tb[CHORUS_A_PAYLOAD_CRC]), 0);
+    req.payload_crc = true;
+    Parsed q = ParseRequest(BuildVolumeSet(kFamily, req));
+    EXPECT_EQ(nla_get_u8(q.tb[CHORUS_A_PAYLOAD_CRC]), 1);
+}
+
 TEST(BuildRequest, VolumeSetSendsTheDiskTimeoutZeroIncluded) {
     VolumeSetRequest req;
     req.volume = "vol0";

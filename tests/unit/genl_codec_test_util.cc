@@ -47,6 +47,7 @@ Parsed ParseRequest(nl_msg* msg) {
     policy[CHORUS_A_PING_TIMEOUT_MS] = {NLA_U32, 0, 0};
     policy[CHORUS_A_RESYNC_RATE] = {NLA_U64, 0, 0};
     policy[CHORUS_A_AUTO_DEGRADE] = {NLA_U8, 0, 0};
+    policy[CHORUS_A_PAYLOAD_CRC] = {NLA_U8, 0, 0};
     policy[CHORUS_A_INITIAL_SYNC] = {NLA_U32, 0, 0};
     policy[CHORUS_A_DISK_TIMEOUT_MS] = {NLA_U32, 0, 0};
     EXPECT_EQ(genlmsg_parse(nlh, 0, p.tb, CHORUS_A_MAX, policy), 0);

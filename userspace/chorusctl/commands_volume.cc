@@ -269,6 +269,10 @@ public:
                        "on: drop an unreachable peer from the write set without being told "
                        "(no fencing; standalone use only)")
             ->check(CLI::IsMember({"on", "off"}));
+        cmd.add_option("--payload-crc", payload_crc_,
+                       "on: send the CRC-32C of every replicated and forwarded payload, which "
+                       "the receiver checks (default off)")
+            ->check(CLI::IsMember({"on", "off"}));
         cmd.add_option("--disk-timeout-ms", disk_timeout_ms_,
                        "How long the local disk may complete nothing before it is failed and "
                        "detached (0: no limit; else 1000..600000; default 5000)")
@@ -294,12 +298,16 @@ public:
             req.auto_degrade = auto_degrade_ == "on";
             Note("auto degrade " + auto_degrade_, changes);
         }
+        if (!payload_crc_.empty()) {
+            req.payload_crc = payload_crc_ == "on";
+            Note("payload crc " + payload_crc_, changes);
+        }
         Millis(disk_timeout_ms_, req.disk_timeout_ms, "disk timeout", changes);
         if (req.empty())
             throw UsageError("volume set " + name_ +
                              ": nothing to change: give at least one of --request-timeout-ms, "
                              "--ping-interval-ms, --ping-timeout-ms, --resync-rate, "
-                             "--auto-degrade, --disk-timeout-ms");
+                             "--auto-degrade, --payload-crc, --disk-timeout-ms");
         VolumeClient client = Connect();
         client.Set(req);
         return ReportVolume(global, client, name_, "updated volume " + name_ + ": " + changes);
@@ -326,6 +334,7 @@ private:
     std::string ping_timeout_ms_;
     std::string resync_rate_;
     std::string auto_degrade_;
+    std::string payload_crc_;
     std::string disk_timeout_ms_;
 };
 

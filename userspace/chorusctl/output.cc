@@ -217,6 +217,7 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
     Put(j, "ping_timeout_ms", v.ping_timeout_ms);
     Put(j, "resync_rate", v.resync_rate);
     Put(j, "auto_degrade", v.auto_degrade);
+    Put(j, "payload_crc", v.payload_crc);
     Put(j, "disk_timeout_ms", v.disk_timeout_ms);
     Put(j, "disk_error", v.disk_error);
     if (v.disk_failed_at)
@@ -239,6 +240,8 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
             {"forward_expired", s.forward_expired},
             {"forward_served", s.forward_served},
             {"degraded_reads", s.degraded_reads},
+            {"payload_crc_checked", s.payload_crc_checked},
+            {"payload_crc_errors", s.payload_crc_errors},
         };
     }
     nlohmann::json peers = nlohmann::json::array();
@@ -310,7 +313,7 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
     if (v.epoch)
         line("epoch", std::to_string(*v.epoch));
     if (v.request_timeout_ms || v.ping_interval_ms || v.ping_timeout_ms || v.resync_rate ||
-        v.auto_degrade || v.disk_timeout_ms) {
+        v.auto_degrade || v.payload_crc || v.disk_timeout_ms) {
         out << "tunables:\n";
         if (v.request_timeout_ms)
             entry(2, "request timeout", std::to_string(*v.request_timeout_ms) + " ms");
@@ -325,6 +328,8 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
                                             std::to_string(*v.resync_rate) + " bytes/s)");
         if (v.auto_degrade)
             entry(2, "auto degrade", *v.auto_degrade ? "on" : "off");
+        if (v.payload_crc)
+            entry(2, "payload crc", *v.payload_crc ? "on" : "off");
         if (v.disk_timeout_ms)
             entry(2, "disk timeout",
                   *v.disk_timeout_ms == 0 ? "none" : std::to_string(*v.disk_timeout_ms) + " ms");
@@ -350,6 +355,8 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
         counter("fwd expired", s.forward_expired);
         counter("fwd served", s.forward_served);
         counter("degraded reads", s.degraded_reads);
+        counter("crc checked", s.payload_crc_checked);
+        counter("crc errors", s.payload_crc_errors);
     }
     if (v.peers.empty()) {
         // Only a module with replication says anything about peers.

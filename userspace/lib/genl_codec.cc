@@ -63,6 +63,7 @@ constexpr std::array<const char*, CHORUS_A_MAX + 1> kAttrNames = {
     "CHORUS_A_AUTH_PREV_KEY_ID",
     "CHORUS_A_AUTH_PREV_REMAINING_S",
     "CHORUS_A_AUTH_FAILURES",
+    "CHORUS_A_PAYLOAD_CRC",
 };
 
 constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
@@ -343,6 +344,8 @@ VolumeStats ParseStats(Payload nest) {
     get(CHORUS_STAT_FORWARD_EXPIRED, s.forward_expired);
     get(CHORUS_STAT_FORWARD_SERVED, s.forward_served);
     get(CHORUS_STAT_DEGRADED_READS, s.degraded_reads);
+    get(CHORUS_STAT_PAYLOAD_CRC_CHECKED, s.payload_crc_checked);
+    get(CHORUS_STAT_PAYLOAD_CRC_ERRORS, s.payload_crc_errors);
     if (a[CHORUS_STAT_READ_LATENCY])
         s.read_latency = ParseLatency(*a[CHORUS_STAT_READ_LATENCY], "CHORUS_STAT_READ_LATENCY");
     if (a[CHORUS_STAT_WRITE_LATENCY])
@@ -562,6 +565,9 @@ NlMsgPtr BuildVolumeSet(int family, const VolumeSetRequest& req) {
     if (req.auto_degrade)
         Check(nla_put_u8(msg.get(), CHORUS_A_AUTO_DEGRADE, *req.auto_degrade ? 1 : 0),
               CHORUS_A_AUTO_DEGRADE);
+    if (req.payload_crc)
+        Check(nla_put_u8(msg.get(), CHORUS_A_PAYLOAD_CRC, *req.payload_crc ? 1 : 0),
+              CHORUS_A_PAYLOAD_CRC);
     if (req.disk_timeout_ms)
         PutU32(msg.get(), CHORUS_A_DISK_TIMEOUT_MS, *req.disk_timeout_ms);
     return msg;
@@ -647,6 +653,7 @@ VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {
     u32(CHORUS_A_PING_TIMEOUT_MS, v.ping_timeout_ms);
     GetOptional<uint64_t>(a[CHORUS_A_RESYNC_RATE], AttrName(CHORUS_A_RESYNC_RATE), v.resync_rate);
     GetOptional<uint8_t>(a[CHORUS_A_AUTO_DEGRADE], AttrName(CHORUS_A_AUTO_DEGRADE), v.auto_degrade);
+    GetOptional<uint8_t>(a[CHORUS_A_PAYLOAD_CRC], AttrName(CHORUS_A_PAYLOAD_CRC), v.payload_crc);
     ParseDiskHealth(a, v);
     if (a[CHORUS_A_PEERS])
         v.peers = ParsePeers(*a[CHORUS_A_PEERS]);

@@ -53,7 +53,9 @@ struct VolumeStats {
     uint64_t forward_resent = 0;
     uint64_t forward_expired = 0;
     uint64_t forward_served = 0;
-    uint64_t degraded_reads = 0;  // owner's reads a replica served (its disk failed)
+    uint64_t degraded_reads = 0;       // owner's reads a replica served (its disk failed)
+    uint64_t payload_crc_checked = 0;  // received payloads whose CRC-32C matched
+    uint64_t payload_crc_errors = 0;   // ... and did not (each closed its session)
     // Absent when the module predates the histograms.
     std::optional<LatencyHistogram> read_latency;
     std::optional<LatencyHistogram> write_latency;
@@ -134,6 +136,7 @@ struct VolumeInfo {
     std::optional<uint32_t> ping_timeout_ms;
     std::optional<uint64_t> resync_rate;  // bytes per second, 0 for no limit
     std::optional<bool> auto_degrade;
+    std::optional<bool> payload_crc;  // this node sends payload CRC-32Cs
     // The local disk: how long it may complete nothing (0: no limit), and
     // once it failed (state CHORUS_VOLUME_STATE_FAILED) why and when
     // (seconds since the epoch).
@@ -193,11 +196,12 @@ struct VolumeSetRequest {
     std::optional<uint32_t> ping_timeout_ms;
     std::optional<uint64_t> resync_rate;
     std::optional<bool> auto_degrade;
+    std::optional<bool> payload_crc;
     std::optional<uint32_t> disk_timeout_ms;  // 0: no limit
 
     bool empty() const {
         return !request_timeout_ms && !ping_interval_ms && !ping_timeout_ms && !resync_rate &&
-               !auto_degrade && !disk_timeout_ms;
+               !auto_degrade && !payload_crc && !disk_timeout_ms;
     }
 };
 

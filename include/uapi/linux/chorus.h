@@ -215,6 +215,10 @@ enum chorus_cmd {
  * @CHORUS_A_AUTH_PREV_REMAINING_S: u32, seconds it is still accepted
  * @CHORUS_A_AUTH_FAILURES: u64, replication connections refused since load
  *	for a wrong or missing proof or a wrong address
+ * @CHORUS_A_PAYLOAD_CRC: u8, 0 or 1: this node sends the CRC-32C of every
+ *	WRITE, FWD_WRITE, RESYNC_DATA and READ_DATA payload, which the
+ *	receiver checks (default 0; a receiver checks a CRC that comes
+ *	whatever its own setting)
  * @__CHORUS_A_MAX: internal
  * @CHORUS_A_MAX: highest attribute number
  */
@@ -265,6 +269,7 @@ enum chorus_attr {
 	CHORUS_A_AUTH_PREV_KEY_ID,
 	CHORUS_A_AUTH_PREV_REMAINING_S,
 	CHORUS_A_AUTH_FAILURES,
+	CHORUS_A_PAYLOAD_CRC,
 
 	__CHORUS_A_MAX,
 	CHORUS_A_MAX = __CHORUS_A_MAX - 1
@@ -302,6 +307,10 @@ enum chorus_attr {
  *	%CHORUS_STAT_WRITES
  * @CHORUS_STAT_DEGRADED_READS: u64, on an owner whose disk failed: reads
  *	that a replica of the write set served instead
+ * @CHORUS_STAT_PAYLOAD_CRC_CHECKED: u64, replication messages received
+ *	whose payload CRC-32C was checked and matched
+ * @CHORUS_STAT_PAYLOAD_CRC_ERRORS: u64, replication messages received
+ *	whose payload did not match its CRC-32C (each closed its session)
  * @__CHORUS_STAT_MAX: internal
  * @CHORUS_STAT_MAX: highest counter number
  */
@@ -325,6 +334,8 @@ enum chorus_stat_attr {
 	CHORUS_STAT_READ_LATENCY,
 	CHORUS_STAT_WRITE_LATENCY,
 	CHORUS_STAT_DEGRADED_READS,
+	CHORUS_STAT_PAYLOAD_CRC_CHECKED,
+	CHORUS_STAT_PAYLOAD_CRC_ERRORS,
 
 	__CHORUS_STAT_MAX,
 	CHORUS_STAT_MAX = __CHORUS_STAT_MAX - 1
