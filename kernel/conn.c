@@ -200,8 +200,15 @@ int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 		goto proto;
 	}
 	if (le16_to_cpu(hdr->flags) & CHORUS_MSG_F_PAYLOAD_CRC) {
-		if (chorus_pages_crc(pages, le32_to_cpu(hdr->payload_len)) !=
-		    le32_to_cpu(hdr->payload_crc)) {
+		u32 len = le32_to_cpu(hdr->payload_len);
+
+		/* A crc over nothing, or over pages the transport did not fill. */
+		if (!len || !pages || nr_pages != DIV_ROUND_UP(len, PAGE_SIZE)) {
+			pr_warn_ratelimited("%s: peer %u: payload_crc without its payload; closing\n",
+					    peer->vol->name, peer->node_id);
+			goto proto;
+		}
+		if (chorus_pages_crc(pages, len) != le32_to_cpu(hdr->payload_crc)) {
 			this_cpu_inc(peer->vol->stats->payload_crc_errors);
 			pr_warn_ratelimited("%s: peer %u: bad payload_crc; closing\n",
 					    peer->vol->name, peer->node_id);

@@ -656,9 +656,11 @@ static void chorus_dev_set_diskless_limits(struct chorus_volume *vol,
  * Inherit what the backing device can do (transfer sizes, alignment,
  * discard, write zeroes), then impose the volume's block size.
  *
- * Stable pages on every volume, as DRBD and rbd have them: a page under
- * writeback that its owner could change would reach the local disk and
- * each replica with different bytes (and fail its payload crc).
+ * Stable pages on every volume, as DRBD has them (rbd and nvme only with a
+ * data crc): a page under writeback that its owner could change would reach
+ * the local disk and each replica with different bytes (and fail its
+ * payload crc). Set before the disk is added, which copies the flag to the
+ * block device and, at mount, to the superblock (SB_I_STABLE_WRITES).
  */
 static void chorus_dev_set_limits(struct chorus_volume *vol,
 				  struct request_queue *q)

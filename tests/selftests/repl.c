@@ -615,7 +615,8 @@ TEST_F_TIMEOUT(repl, ping_interval_shortened_applies_at_once, 120)
  */
 TEST_F_TIMEOUT(repl, payload_crc_on_every_data_message, 300)
 {
-	uint64_t synced, written, fwd0, read0;
+	uint64_t synced, written, fwd0, read0, off0;
+	char out[64];
 	int vm;
 
 	ASSERT_EQ(0, node_up(self, 2, false, "full"));
@@ -633,9 +634,12 @@ TEST_F_TIMEOUT(repl, payload_crc_on_every_data_message, 300)
 	ASSERT_EQ(0, peer_run("%s peer connect " VOL " 1 >/dev/null", self->ctl));
 	ASSERT_EQ(0, run("%s peer connect " VOL " 2 >/dev/null", self->ctl));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 180));
+	rl_peer_field(1, PEER, "active_transport", out, sizeof(out));
+	ASSERT_STREQ(variant->active, out) TH_LOG("the session is not over %s", variant->active);
 	synced = rl_cmd_u64(PEER, CRC_CHECKED);
 	ASSERT_NE(UINT64_MAX, synced) TH_LOG("no payload_crc_checked counter");
-	EXPECT_LT(0, synced) TH_LOG("the full sync carried no checked crc");
+	/* 64 MiB in 64 KiB regions, each one RESYNC_DATA (more if one was sent again) */
+	EXPECT_LE(1024, synced) TH_LOG("the full sync carried too few checked crcs");
 
 	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-128k --iodepth=8 --size=16M "
 			 "--io_size=8M --verify=crc32c --verify_fatal=1 >/dev/null"));
@@ -652,6 +656,17 @@ TEST_F_TIMEOUT(repl, payload_crc_on_every_data_message, 300)
 			      "status=none | cmp - /tmp/crc.blk"));
 	EXPECT_LE(fwd0 + 16, rl_cmd_u64(1, CRC_CHECKED)) TH_LOG("forwarded writes: no crc");
 	EXPECT_LE(read0 + 16, rl_cmd_u64(PEER, CRC_CHECKED)) TH_LOG("forwarded reads: no crc");
+
+	/* Off on the owner: what it sends carries none, what it gets still does. */
+	ASSERT_EQ(0, run("%s volume set " VOL " --payload-crc off >/dev/null", self->ctl));
+	off0 = rl_cmd_u64(PEER, CRC_CHECKED);
+	fwd0 = rl_cmd_u64(1, CRC_CHECKED);
+	ASSERT_EQ(0, run(FIO "--rw=write --bs=64k --offset=32M --size=1M >/dev/null"));
+	EXPECT_EQ(off0, rl_cmd_u64(PEER, CRC_CHECKED)) TH_LOG("a crc with payload_crc off");
+	ASSERT_EQ(0, peer_run("dd if=/tmp/crc.blk of=/dev/chorus0 bs=64k seek=640 oflag=direct "
+			      "status=none"));
+	EXPECT_LE(fwd0 + 16, rl_cmd_u64(1, CRC_CHECKED)) TH_LOG("vm2's crcs not checked");
+	ASSERT_EQ(0, run("%s volume set " VOL " --payload-crc on >/dev/null", self->ctl));
 	TH_LOG("checked crcs: vm2 %llu after the sync, %llu after fio, %llu after the reads; "
 	       "vm1 %llu", (unsigned long long)synced, (unsigned long long)written,
 	       (unsigned long long)rl_cmd_u64(PEER, CRC_CHECKED),
@@ -760,6 +775,8 @@ TEST_F_TIMEOUT(repl, malformed_messages_close_the_connection, 300)
 	EXPECT_STREQ(before, after) TH_LOG("a malformed message changed the replica");
 	EXPECT_EQ(0, peer_run("dmesg | grep -q 'malformed message, bad magic'"));
 	EXPECT_EQ(0, peer_run("dmesg | grep -q 'message out of range, bad sector'"));
+	EXPECT_EQ(1, rl_cmd_u64(PEER, "cat /sys/block/chorus0/chorus/payload_crc_errors"))
+		TH_LOG("bad-payload-crc not counted");
 }
 
 /* Online verify reports a region that differs, and only that one. */
