@@ -298,6 +298,15 @@ TEST(Config, ClusterEndpointsAreChecked) {
                 "^test\\.conf:6: 'etcd': 'b:2' is not");
 }
 
+// payload_crc: off unless the [cluster] section says so; a boolean only.
+TEST(Config, ClusterPayloadCrc) {
+    const std::string head = std::string(kClusterOnly);
+    EXPECT_FALSE(Parse(head).cluster->payload_crc);
+    EXPECT_TRUE(Parse(head + "payload_crc = true\n").cluster->payload_crc);
+    EXPECT_FALSE(Parse(head + "payload_crc = false\n").cluster->payload_crc);
+    ExpectError(head + "payload_crc = \"on\"\n", "^test\\.conf:5: 'payload_crc': expected");
+}
+
 // The replication peer secret: a root-owned file of mode 0600, checked when
 // the config is loaded, and the rotation window.
 TEST(Config, ClusterPeerSecret) {

@@ -35,6 +35,7 @@ void TendDiskless(const TendContext& ctx, const VolumeState& vol,
         throw Error("the kernel has a volume " + spec.name + " on " + kv.backing_path +
                         ", not a diskless access point: left alone",
                     EEXIST);
+    EnsurePayloadCrc(ctx, kv);
     DeclarePeers(ctx, spec, kv, spec.nodes, false);
 }
 

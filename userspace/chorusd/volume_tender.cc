@@ -414,6 +414,18 @@ void DeclarePeers(const TendContext& ctx, const VolumeSpec& spec, const VolumeIn
     }
 }
 
+void EnsurePayloadCrc(const TendContext& ctx, const VolumeInfo& kv) {
+    bool want = ctx.cluster->payload_crc;
+    if (!kv.payload_crc || *kv.payload_crc == want)
+        return;
+    VolumeSetRequest req;
+    req.volume = kv.name;
+    req.payload_crc = want;
+    ctx.kernel->Set(req);
+    Log(ctx, Severity::kInfo, kv.name,
+        std::string("payload crc ") + (want ? "on" : "off") + " (the [cluster] section's)");
+}
+
 void TendVolume(const TendContext& ctx, const VolumeState& vol,
                 const std::optional<VolumeInfo>& attached) {
     const VolumeSpec& spec = vol.spec.value;
@@ -425,6 +437,7 @@ void TendVolume(const TendContext& ctx, const VolumeState& vol,
         throw Error("the kernel has a volume " + spec.name + " on " + kv.backing_path +
                         ", not on this node's pool: left alone",
                     EEXIST);
+    EnsurePayloadCrc(ctx, kv);
     EnsurePeers(ctx, spec, kv);
     kv = ctx.kernel->Get(spec.name);
     if (RecordFailedDisk(ctx, vol, kv) || TendMove(ctx, vol, kv) ||

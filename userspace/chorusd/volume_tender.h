@@ -38,6 +38,12 @@ struct TendContext {
     LogFn log;
 };
 
+// Sets the kernel volume kv's payload_crc to the [cluster] section's, if it
+// differs (a volume attached now, or adopted from an earlier chorusd or a
+// change by hand). A module without the tunable is left as it is. Throws
+// NetlinkError.
+void EnsurePayloadCrc(const TendContext& ctx, const VolumeInfo& kv);
+
 // Declares each of ids that the kernel's volume kv does not know yet as a
 // peer (diskless: a diskless access point) and dials it, once it is a
 // member with an address; dials one declared and disconnected. A node that

@@ -262,6 +262,7 @@ void ParseCluster(ConfigTable& t, Config& cfg) {
         t.Fail(t.Line("address"), "'address': " + why);
     c.port = static_cast<uint16_t>(t.Integer("port", 1, 65535).value_or(c.port));
     ParsePeerSecret(t, c);
+    c.payload_crc = t.Bool("payload_crc").value_or(false);
     c.pool = t.String("pool").value_or("");
     if (std::string why = CheckPoolName(c.pool); !why.empty())
         t.Fail(t.Line("pool"), "'pool': " + why);

@@ -65,6 +65,9 @@ struct ClusterConfig {
     // long the secret it replaces stays accepted when the file changes.
     std::string peer_secret_file;
     uint32_t peer_secret_keep_previous_s = 0;
+    // Every volume this node attaches sends a CRC-32C with each payload
+    // (CHORUS_A_PAYLOAD_CRC); chorusd sets it on each pass.
+    bool payload_crc = false;
     // The storage pool: the LVM volume group holding this node's replicas.
     // Empty: the node holds none.
     std::string pool;
