@@ -182,10 +182,11 @@ TEST_F_TIMEOUT(cluster, create_from_any_node_fio_verify_delete, 600)
 		EXPECT_TRUE(id[0] && !strcmp(id, out)) TH_LOG("node %d's peer secret: '%s'", vm, id);
 	}
 	/* chorusd set payload_crc ([cluster] payload_crc = true): node 2 checked the writes. */
-	for (int vm = 1; vm <= 2; vm++)
+	for (int vm = 1; vm <= 2; vm++) {
 		EXPECT_EQ(0, rl_on(vm, "%s --json volume status " VOL " | jq -e '.payload_crc and "
 				   ".stats.payload_crc_errors == 0' >/dev/null", rl_ctl()))
 			TH_LOG("node %d: payload_crc not on, or a crc failed", vm);
+	}
 	EXPECT_EQ(0, rl_on(2, "%s --json volume status " VOL " | jq -e "
 			   "'.stats.payload_crc_checked > 1000' >/dev/null", rl_ctl()))
 		TH_LOG("node 2 checked few payload crcs");
