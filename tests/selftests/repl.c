@@ -481,7 +481,8 @@ TEST_F_TIMEOUT(repl, owner_lost_activity_log_resynced, 300)
 	fio = rl_fio_background(&self->env, 1, "--rw=randwrite --bsrange=4k-64k --iodepth=16 "
 				"--offset=0 --size=16M --time_based --runtime=120");
 	ASSERT_LE(0, fio);
-	sleep(3);
+	/* All 4 extents of the 16 MiB in the log vm2 stored (repl3's case). */
+	ASSERT_TRUE(rl_wait_peer_u64(1, PEER, "writes_sent", 256, 60));
 	ASSERT_EQ(0, run("ip link set eth0 down"));
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "unreachable", 15));
 	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "unreachable", 15));
@@ -534,8 +535,8 @@ TEST_F_TIMEOUT(repl, owner_crash_new_owner_resyncs_activity_log, 300)
 	fio = rl_fio_background(&self->env, PEER, "--rw=randwrite --bsrange=4k-64k "
 				"--iodepth=16 --offset=0 --size=16M --time_based --runtime=120");
 	ASSERT_LE(0, fio);
-	sleep(4);
-	EXPECT_LT(0, rl_peer_u64(PEER, 1, "writes_sent")) TH_LOG("no write reached vm1");
+	EXPECT_TRUE(rl_wait_peer_u64(PEER, 1, "writes_sent", 256, 60))
+		TH_LOG("no write reached vm1");
 	EXPECT_EQ(0, kmsg_check(&self->env.remote_mark[0])) TH_LOG("vm2's log before the crash");
 	ASSERT_EQ(0, rl_vm_kill(PEER));
 	waitpid(fio, NULL, 0);	/* lab_run(): vm2 is gone */

@@ -161,7 +161,12 @@ TEST_F_TIMEOUT(repl3, owner_lost_new_owner_resyncs_both, 400)
 	fio = rl_fio_background(&self->env, 1, "--rw=randwrite --bsrange=4k-64k --iodepth=16 "
 				"--offset=0 --size=16M --time_based --runtime=120");
 	ASSERT_LE(0, fio);
-	sleep(4);
+	/*
+	 * 256 writes over 16 MiB: the log vm1 shipped names all 4 extents, so
+	 * every write it completes after the cut lies in one of them.
+	 */
+	ASSERT_TRUE(rl_wait_peer_u64(1, 2, "writes_sent", 256, 60));
+	ASSERT_TRUE(rl_wait_peer_u64(1, 3, "writes_sent", 256, 60));
 	ASSERT_EQ(0, rl_on(1, "ip link set eth0 down"));
 	ASSERT_TRUE(rl_wait_peer(2, 1, "conn_state", "unreachable", 20));
 	ASSERT_TRUE(rl_wait_peer(3, 1, "conn_state", "unreachable", 20));

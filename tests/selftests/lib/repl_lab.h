@@ -275,6 +275,31 @@ static inline bool rl_wait_peer(int vm, int node, const char *field, const char 
 }
 
 /*
+ * Wait until peer @node's counter @field on @vm is at least @min; false on
+ * timeout. A case that cuts an owner off under fio waits for its writes to
+ * have reached the peers first: under a loaded host fio may take seconds to
+ * start, and writes issued only after the cut would need extents that no
+ * peer's activity log names.
+ */
+static inline bool rl_wait_peer_u64(int vm, int node, const char *field, uint64_t min,
+				    int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL * rl_scale();
+	uint64_t val;
+
+	do {
+		val = rl_peer_u64(vm, node, field);
+		if (val >= min)
+			return true;
+		usleep(200 * 1000);
+	} while (now_ms() < end);
+	fprintf(stderr, "# vm%d: peer %d %s is %llu, not %llu or more after %u s\n", vm,
+		node, field, (unsigned long long)val, (unsigned long long)min,
+		timeout_s * rl_scale());
+	return false;
+}
+
+/*
  * Nodes 1 and 2 up on zeroed, identical volumes (no initial sync), each
  * declaring the other with @transport; @owner becomes the owner at @epoch
  * and the other its replica; both connect and see each other connected.
