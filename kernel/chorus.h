@@ -223,6 +223,16 @@ struct chorus_disk_health {
  * @nr_held: entries of both lists; read without the lock with READ_ONCE
  * @held_fail: fail, instead of holding, what the lease would hold: set
  *	while the node gives up ownership (chorus_dev_release_held())
+ * @held_disk: writes and flushes done whose local part failed, not
+ *	completed until the failure is recorded (@disk_left_writeset), under
+ *	@held_lock; linked by chorus_rq.wait_entry
+ * @nr_disk_held: entries of @held_disk; read without the lock with
+ *	READ_ONCE
+ * @disk_left_writeset: the failed local disk left this node's write set
+ *	(WRITESET_REMOVE with the own id, chorus_disk_leave_writeset()): a
+ *	write whose local part failed stands on the members' acks from then
+ *	on. Written under @held_lock, read with READ_ONCE; cleared when a new
+ *	disk is attached
  */
 struct chorus_volume {
 	char name[CHORUS_VOLUME_NAME_MAX];
@@ -254,6 +264,9 @@ struct chorus_volume {
 	struct list_head held_done;
 	unsigned int nr_held;
 	bool held_fail;
+	struct list_head held_disk;
+	unsigned int nr_disk_held;
+	bool disk_left_writeset;
 };
 
 /**
@@ -380,6 +393,9 @@ void chorus_dev_destroy(struct chorus_volume *vol);
 void chorus_dev_release_held(struct chorus_volume *vol, bool fail);
 unsigned int chorus_dev_nr_held(struct chorus_volume *vol);
 void chorus_dev_clear_held_fail(struct chorus_volume *vol);
+void chorus_dev_disk_leave(struct chorus_volume *vol);
+int chorus_disk_leave_writeset(struct chorus_volume *vol,
+			       struct netlink_ext_ack *extack);
 
 /* lease.c */
 bool chorus_lease_expired(void);

@@ -128,6 +128,41 @@ static bool chorus_dev_hold(struct chorus_volume *vol, struct request *rq,
 static void chorus_dev_queue_work(struct request *rq);
 
 /*
+ * Invariant 4 for the owner's own disk: a write or flush whose local part
+ * failed stands on the members' acks only once the failure is recorded
+ * (the disk left the write set, chorus_dev_disk_leave()). Until then it
+ * waits on held_disk, done but not completed; its range and its activity
+ * log extent are released already, as for held_done.
+ *
+ * Return: true if the request was taken: held, or failed while the node
+ * gives up ownership (held_fail).
+ */
+static bool chorus_dev_hold_disk(struct chorus_volume *vol, struct request *rq)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	unsigned long flags;
+	bool fail;
+
+	if (likely(!READ_ONCE(rqd->local_failed)) ||
+	    READ_ONCE(vol->disk_left_writeset))
+		return false;
+	spin_lock_irqsave(&vol->held_lock, flags);
+	if (vol->disk_left_writeset) {
+		spin_unlock_irqrestore(&vol->held_lock, flags);
+		return false;
+	}
+	fail = vol->held_fail;
+	if (!fail) {
+		list_add_tail(&rqd->wait_entry, &vol->held_disk);
+		WRITE_ONCE(vol->nr_disk_held, vol->nr_disk_held + 1);
+	}
+	spin_unlock_irqrestore(&vol->held_lock, flags);
+	if (fail)
+		chorus_dev_end(vol, rq, BLK_STS_IOERR);
+	return true;
+}
+
+/*
  * Whether a read this node's disk failed may be read from a replica: the
  * node still owns the volume and has peers (chorus_dev_read() picks).
  */
@@ -170,7 +205,11 @@ void chorus_rq_put(struct request *rq)
 	if (READ_ONCE(rqd->local_failed) && !atomic_read(&rqd->copies) &&
 	    status == BLK_STS_OK)
 		status = BLK_STS_IOERR;
+	/* What a release of held_done or held_disk completes it with. */
+	WRITE_ONCE(rqd->status, status);
 	chorus_repl_rq_done(vol, rq);
+	if (status == BLK_STS_OK && chorus_dev_hold_disk(vol, rq))
+		return;
 	if (chorus_dev_hold(vol, rq, &vol->held_done))
 		return;
 	chorus_dev_end(vol, rq, status);
@@ -369,6 +408,11 @@ void chorus_dev_release_held(struct chorus_volume *vol, bool fail)
 	list_splice_init(&vol->held_start, &start);
 	list_splice_init(&vol->held_done, &done);
 	WRITE_ONCE(vol->nr_held, 0);
+	/* No application was told these stood: they fail with ownership. */
+	if (fail) {
+		list_splice_tail_init(&vol->held_disk, &done);
+		WRITE_ONCE(vol->nr_disk_held, 0);
+	}
 	vol->held_fail = fail;
 	spin_unlock_irq(&vol->held_lock);
 
@@ -384,6 +428,36 @@ void chorus_dev_release_held(struct chorus_volume *vol, bool fail)
 				       BLK_STS_IOERR);
 		else
 			chorus_dev_queue_work(blk_mq_rq_from_pdu(rqd));
+	}
+}
+
+/**
+ * chorus_dev_disk_leave() - the failed local disk left the write set
+ * @vol: the volume; its disk failed and its failure is recorded
+ *
+ * Writes and flushes held because their local part failed complete on the
+ * members' acks (still held by the lease if its deadline passed); later
+ * ones are not held for the disk.
+ *
+ * Context: process context.
+ */
+void chorus_dev_disk_leave(struct chorus_volume *vol)
+{
+	struct chorus_rq *rqd, *next;
+	struct request *rq;
+	LIST_HEAD(done);
+
+	spin_lock_irq(&vol->held_lock);
+	WRITE_ONCE(vol->disk_left_writeset, true);
+	list_splice_init(&vol->held_disk, &done);
+	WRITE_ONCE(vol->nr_disk_held, 0);
+	spin_unlock_irq(&vol->held_lock);
+
+	list_for_each_entry_safe(rqd, next, &done, wait_entry) {
+		list_del_init(&rqd->wait_entry);
+		rq = blk_mq_rq_from_pdu(rqd);
+		if (!chorus_dev_hold(vol, rq, &vol->held_done))
+			chorus_dev_end(vol, rq, READ_ONCE(rqd->status));
 	}
 }
 

@@ -198,6 +198,18 @@ static void chorus_disk_failed_workfn(struct work_struct *work)
 	pr_err("%s: disk %s %s; detached, the volume goes on through its peers\n",
 	       vol->name, vol->backing.path, why + strlen("disk "));
 	chorus_genl_notify_peer(vol, CHORUS_EVENT_VOLUME_STATE, NULL, why);
+	if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER)
+		return;
+	if (!READ_ONCE(vol->repl.auto_degrade)) {
+		pr_warn("%s: writes whose local part failed are held until the disk leaves the write set\n",
+			vol->name);
+		return;
+	}
+	pr_warn("%s: auto_degrade takes the failed local disk out of the write set\n",
+		vol->name);
+	if (chorus_disk_leave_writeset(vol, NULL))
+		pr_warn("%s: no other up-to-date member: the writes stay held\n",
+			vol->name);
 }
 
 /**
@@ -215,7 +227,10 @@ int chorus_disk_fill(struct sk_buff *skb, struct chorus_volume *vol)
 	time64_t at;
 
 	if (nla_put_u32(skb, CHORUS_A_DISK_TIMEOUT_MS,
-			READ_ONCE(disk->timeout_ms)))
+			READ_ONCE(disk->timeout_ms)) ||
+	    nla_put_u8(skb, CHORUS_A_DISK_IN_WRITESET,
+		       !READ_ONCE(vol->disk_left_writeset)) ||
+	    nla_put_u32(skb, CHORUS_A_DISK_HELD, READ_ONCE(vol->nr_disk_held)))
 		return -EMSGSIZE;
 	if (!chorus_disk_failed(vol))
 		return 0;

@@ -118,6 +118,9 @@ static void chorus_disk_health_reset(struct chorus_volume *vol)
 	disk->failed_at = 0;
 	WRITE_ONCE(disk->failed, false);
 	spin_unlock_irq(&disk->lock);
+	spin_lock_irq(&vol->held_lock);
+	WRITE_ONCE(vol->disk_left_writeset, false);
+	spin_unlock_irq(&vol->held_lock);
 }
 
 /*

@@ -490,9 +490,10 @@ static int chorus_genl_unlisten_doit(struct sk_buff *skb, struct genl_info *info
 }
 
 /*
- * Find the volume (and, with @node_id, the peer) a command names. On
- * success chorus_volumes_lock and the volume's conf_lock are held; the
- * caller releases them with chorus_genl_unlock().
+ * Find the volume (and, with @need_peer, the peer) a command names; the
+ * peer is NULL for a WRITESET_REMOVE of this node's own id. On success
+ * chorus_volumes_lock and the volume's conf_lock are held; the caller
+ * releases them with chorus_genl_unlock().
  */
 static int chorus_genl_lock(struct genl_info *info, bool need_peer,
 			    struct chorus_volume **volp,
@@ -517,8 +518,12 @@ static int chorus_genl_lock(struct genl_info *info, bool need_peer,
 	}
 	mutex_lock(&vol->repl.conf_lock);
 	if (need_peer) {
-		peer = chorus_peer_find(vol, nla_get_u32(info->attrs[CHORUS_A_NODE_ID]));
-		if (!peer) {
+		u32 node_id = nla_get_u32(info->attrs[CHORUS_A_NODE_ID]);
+
+		peer = chorus_peer_find(vol, node_id);
+		/* WRITESET_REMOVE of this node's own, failed, disk. */
+		if (!peer && !(node_id && node_id == vol->node_id &&
+			       info->genlhdr->cmd == CHORUS_CMD_WRITESET_REMOVE)) {
 			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[CHORUS_A_NODE_ID],
 					    "the volume has no peer with this node id");
 			mutex_unlock(&vol->repl.conf_lock);
@@ -596,9 +601,10 @@ static int chorus_genl_peer_doit(struct sk_buff *skb, struct genl_info *info)
 		if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER) {
 			NL_SET_ERR_MSG(info->extack, "only the owner has a write set");
 			ret = -EINVAL;
-			break;
+		} else {
+			ret = peer ? chorus_peer_writeset_remove(peer, info->extack) :
+				     chorus_disk_leave_writeset(vol, info->extack);
 		}
-		ret = chorus_peer_writeset_remove(peer, info->extack);
 		break;
 	case CHORUS_CMD_VERIFY_START:
 		if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER) {

@@ -46,7 +46,8 @@ size_t chorus_genl_volume_size(void)
 	       chorus_lat_size() +				/* READ/WRITE_LATENCY */
 	       7 * nla_total_size(sizeof(u32)) +		/* NODE_ID .. */
 	       2 * nla_total_size_64bit(sizeof(u64)) +		/* EPOCH, RATE */
-	       2 * nla_total_size(sizeof(u8)) +		/* AUTO_DEGRADE, CRC */
+	       3 * nla_total_size(sizeof(u8)) +		/* AUTO_DEGRADE, CRC, IN_WS */
+	       nla_total_size(sizeof(u32)) +			/* DISK_HELD */
 	       nla_total_size(CHORUS_REASON_MAX) +		/* REASON */
 	       nla_total_size(sizeof(u32)) +			/* DISK_TIMEOUT_MS */
 	       nla_total_size(CHORUS_REASON_MAX) +		/* DISK_ERROR */

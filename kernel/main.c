@@ -311,6 +311,7 @@ int chorus_volume_create(const struct chorus_volume_config *cfg,
 	spin_lock_init(&vol->held_lock);
 	INIT_LIST_HEAD(&vol->held_start);
 	INIT_LIST_HEAD(&vol->held_done);
+	INIT_LIST_HEAD(&vol->held_disk);
 	chorus_repl_init(vol);
 	chorus_disk_init(vol);
 

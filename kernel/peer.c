@@ -385,6 +385,66 @@ int chorus_peer_writeset_remove(struct chorus_peer *peer,
 	return 0;
 }
 
+/* Whether an up-to-date member with a working disk is in the write set. */
+static bool chorus_writeset_has_copy(struct chorus_volume *vol)
+{
+	struct chorus_peer *peer;
+	bool copy = false;
+	int i;
+
+	spin_lock_irq(&vol->repl.peers_lock);
+	for (i = 0; i < CHORUS_MAX_PEERS && !copy; i++) {
+		peer = vol->repl.peers[i];
+		if (!peer)
+			continue;
+		spin_lock(&peer->lock);
+		copy = peer->in_writeset && !peer->diskless && !peer->disk_failed &&
+		       peer->repl_state == CHORUS_REPL_UP_TO_DATE;
+		spin_unlock(&peer->lock);
+	}
+	spin_unlock_irq(&vol->repl.peers_lock);
+	return copy;
+}
+
+/**
+ * chorus_disk_leave_writeset() - the owner's failed disk leaves the write set
+ * @vol: the volume; this node is its owner
+ * @extack: where to say why not; NULL from auto_degrade
+ *
+ * Invariant 4 for the owner's own disk: userspace recorded the failure
+ * (or auto_degrade is on), so the writes held because their local part
+ * failed complete on the other members (chorus_dev_disk_leave()). Nothing
+ * is written: a failed disk's metadata is not written again.
+ *
+ * Context: process context.
+ * Return: 0, -EINVAL (the disk works, or no other copy is in the write
+ * set) or -EALREADY, with a message in @extack.
+ */
+int chorus_disk_leave_writeset(struct chorus_volume *vol,
+			       struct netlink_ext_ack *extack)
+{
+	if (!chorus_disk_failed(vol)) {
+		NL_SET_ERR_MSG(extack,
+			       "the local disk works: the owner writes every request to it");
+		return -EINVAL;
+	}
+	if (READ_ONCE(vol->disk_left_writeset)) {
+		NL_SET_ERR_MSG(extack, "the local disk is not in the write set");
+		return -EALREADY;
+	}
+	if (!chorus_writeset_has_copy(vol)) {
+		NL_SET_ERR_MSG(extack,
+			       "no other up-to-date member is in the write set: the writes stay held");
+		return -EINVAL;
+	}
+	chorus_dev_disk_leave(vol);
+	pr_info("%s: the failed local disk left the write set; writes stand on the members\n",
+		vol->name);
+	chorus_genl_notify_peer(vol, CHORUS_EVENT_WRITESET, NULL,
+				"the local disk left the write set");
+	return 0;
+}
+
 /**
  * chorus_peer_disk_replaced() - whether a peer comes with a disk its slot
  *	does not know

@@ -103,7 +103,11 @@ static void replica_disk_replaced(struct __test_metadata *_metadata,
 	replicas_identical();
 }
 
-/* The owner's writes of owner_disk_fails(), verified on node 2 later. */
+/*
+ * The owner's writes of owner_disk_fails(), verified on node 2 later with
+ * --do_verify=1 --verify_only: with --do_verify=0, fio's --verify_only
+ * reads nothing back and passes.
+ */
 #define OWNER_WRITES	"--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M " \
 			"--io_size=3M --rate_iops=150 --verify=crc32c --do_verify=0"
 
@@ -144,7 +148,7 @@ static void owner_disk_fails(struct __test_metadata *_metadata, FIXTURE_DATA(clu
 			 "%s/cluster/vm%d/chorusd.log", getenv("LAB_DIR"), owner));
 	__dev_of(_metadata, other, VOL, dev, sizeof(dev));
 	EXPECT_EQ(0, rl_on(other, "fio --name=t --filename=%s --direct=1 --ioengine=libaio "
-			   OWNER_WRITES " --verify_only >/dev/null", dev))
+			   OWNER_WRITES " --do_verify=1 --verify_only >/dev/null", dev))
 		TH_LOG("a write acknowledged on node %d is not on node %d", owner, other);
 	fio_on(owner, "--rw=randwrite --bs=4k --offset=16M --size=2M --verify=crc32c "
 	       "--verify_fatal=1");
@@ -579,8 +583,10 @@ TEST_F_TIMEOUT(cluster, owner_cut_off_stops_before_its_lease_can_expire, 600)
  * acknowledging the writes from then on, is cut off from it before the
  * owner's chorusd has handed over: chorusd is stopped for those seconds (a
  * pass that comes late; within the lease), the cut is vm1's replication
- * traffic to vm2 refused (etcd goes on). etcd must name node 2, not node
- * 1, as the write set's member: node 1 records itself out of date first,
+ * traffic to vm2 refused (etcd goes on). Until chorusd records the failed
+ * disk, its writes wait (none stands on node 2 alone). etcd must name node
+ * 2, not node 1, as the write set's member: node 1 records itself out of
+ * date first,
  * lets the writes held for node 2 fail (nothing is acknowledged that no
  * disk has) and gives its owner key up; node 2 takes the volume with every
  * acknowledged write. With the cut undone node 1 serves it by forwarding,
@@ -606,7 +612,8 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
 	/*
 	 * One command in vm1, so that chorusd stays stopped for seconds, not
 	 * for the round trips of several (the lease TTL is 10 s): the disk
-	 * fails, for a second writes stand on node 2 alone (counted from the
+	 * fails, for a second the writes wait, none standing on node 2 alone
+	 * before the failure is recorded (invariant 4; counted from the
 	 * writer's log), the cut, and chorusd resumes once the kernel sees
 	 * node 2 lost (ping timeout 1 s), 3 s at most.
 	 */
@@ -624,9 +631,11 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
 			       self->acked, self->acked, rl_ctl()));
 	ASSERT_EQ(4, sscanf(out, "%d %d %31s %llu", &at_failure, &at_cut, state, &stopped_ms))
 		TH_LOG("%s", out);
-	TH_LOG("%d writes on node 2 alone; node 1 saw node 2 %s; chorusd stopped for %llu ms",
-	       at_cut - at_failure, state, stopped_ms);
-	EXPECT_LT(at_failure, at_cut) TH_LOG("no write stood on node 2 alone");
+	TH_LOG("%d writes acknowledged in the second after the failure; node 1 saw node 2 %s; "
+	       "chorusd stopped for %llu ms", at_cut - at_failure, state, stopped_ms);
+	/* At 100 writes/s; one may have completed before the swap and been logged after. */
+	EXPECT_GE(1, at_cut - at_failure)
+		TH_LOG("writes stood on node 2 alone before the failed disk was recorded");
 	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.members | map(tostring) | join(\",\")", "2",
 			    60)) TH_LOG("etcd names node 1's failed disk as the write set");
 	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.out_of_date | map(tostring) | join(\",\")",

@@ -487,6 +487,8 @@ TEST(ParseVolume, FailedDiskAndAPeerWhoseDiskFailed) {
     nla_put_u32(m, CHORUS_A_DISK_TIMEOUT_MS, 5000);
     nla_put_string(m, CHORUS_A_DISK_ERROR, "write failed (-5)");
     nla_put_u64(m, CHORUS_A_DISK_FAILED_AT, 1795761600);
+    nla_put_u8(m, CHORUS_A_DISK_IN_WRITESET, 1);
+    nla_put_u32(m, CHORUS_A_DISK_HELD, 7);
     nlattr* peers = nla_nest_start(m, CHORUS_A_PEERS);
     nlattr* peer = nla_nest_start(m, CHORUS_A_PEER);
     nla_put_u32(m, CHORUS_PEER_A_NODE_ID, 2);
@@ -497,12 +499,15 @@ TEST(ParseVolume, FailedDiskAndAPeerWhoseDiskFailed) {
     EXPECT_EQ(v.disk_timeout_ms, 5000u);
     EXPECT_EQ(v.disk_error, "write failed (-5)");
     EXPECT_EQ(v.disk_failed_at, 1795761600u);
+    EXPECT_EQ(v.disk_in_writeset, true);  // failed, not recorded yet
+    EXPECT_EQ(v.disk_held, 7u);
     ASSERT_EQ(v.peers.size(), 1u);
     EXPECT_EQ(v.peers[0].disk_failed, true);
 
     // A healthy volume of an older module says nothing of its disk.
     VolumeInfo plain = ParseVolumeMessage(Bytes(MakeReply({}).get()));
-    EXPECT_FALSE(plain.disk_timeout_ms || plain.disk_error || plain.disk_failed_at);
+    EXPECT_FALSE(plain.disk_timeout_ms || plain.disk_error || plain.disk_failed_at ||
+                 plain.disk_in_writeset || plain.disk_held);
 }
 
 }  // namespace

@@ -198,7 +198,7 @@ std::unique_ptr<Command> NewPeerDisconnect() {
 
 std::unique_ptr<Command> NewWritesetRemove() {
     auto confirmation = [](const std::string& volume, const std::string& id) {
-        return "removed peer " + id + " from the write set of volume " + volume;
+        return "removed node " + id + " from the write set of volume " + volume;
     };
     return std::make_unique<PeerRequest>(&VolumeClient::WritesetRemove, confirmation);
 }

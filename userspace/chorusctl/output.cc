@@ -222,6 +222,8 @@ nlohmann::json VolumeToJson(const VolumeInfo& v) {
     Put(j, "disk_error", v.disk_error);
     if (v.disk_failed_at)
         j["disk_failed_at"] = FormatUtcSeconds(*v.disk_failed_at);
+    Put(j, "disk_in_writeset", v.disk_in_writeset);
+    Put(j, "disk_held", v.disk_held);
     if (v.stats) {
         const VolumeStats& s = *v.stats;
         j["stats"] = {
@@ -301,7 +303,12 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
     if (v.disk_error)
         line("disk", "failed" +
                          (v.disk_failed_at ? " at " + FormatUtcSeconds(*v.disk_failed_at) : "") +
-                         ": " + *v.disk_error + "; detached");
+                         ": " + *v.disk_error + "; detached" +
+                         (v.disk_in_writeset.value_or(false) ? ", still in the write set" : ""));
+    if (v.disk_held && *v.disk_held > 0)
+        line("held writes", std::to_string(*v.disk_held) +
+                                " (their local part failed; they complete once the disk leaves "
+                                "the write set)");
     line("open count", std::to_string(v.open_count));
     if (v.held_io && *v.held_io > 0)
         line("held I/O", std::to_string(*v.held_io) + " requests (lease deadline passed)");

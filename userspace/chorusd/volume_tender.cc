@@ -289,9 +289,26 @@ bool FailedDiskOwner(const TendContext& ctx, const VolumeState& vol, const Volum
 // lost before it took over, etcd must not be left naming this disk alone
 // (Documentation/cluster.md, "What chorusd does"). With none, no write
 // stands and this disk stays a member: the last copy. True if it did.
+//
+// Invariant 4 for the owner's own disk: the kernel holds every write whose
+// local part failed until the failure is recorded; once etcd has it, the
+// disk leaves the kernel's write set (WRITESET_REMOVE with this node's id)
+// and those writes complete on the members. A pass that finds the record
+// in etcd but the disk still in the kernel's write set (chorusd stopped
+// between the two) does the kernel's half only.
 bool RecordFailedDisk(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
-    if (!FailedDiskOwner(ctx, vol, kv) || !Contains(vol.writeset->value.members, ctx.node_id))
+    if (!FailedDiskOwner(ctx, vol, kv))
         return false;
+    const std::string& name = vol.spec.value.name;
+    if (!Contains(vol.writeset->value.members, ctx.node_id)) {
+        if (kv.disk_in_writeset.value_or(false)) {
+            ctx.kernel->WritesetRemove(name, ctx.node_id);
+            Log(ctx, Severity::kWarn, name,
+                "the failed local disk, recorded out of date in etcd, left the kernel's write "
+                "set: its held writes stand on the members");
+        }
+        return false;
+    }
     std::vector<uint32_t> acking;
     for (uint32_t id : vol.writeset->value.members)
         if (AcksWrites(ctx, kv, id))
@@ -301,10 +318,11 @@ bool RecordFailedDisk(const TendContext& ctx, const VolumeState& vol, const Volu
     WriteSet next = vol.writeset->value;
     Remove(next.members, ctx.node_id);
     next.out_of_date.push_back(ctx.node_id);
-    if (!ctx.store->ChangeWriteSet(vol.spec.value.name, *vol.owner, vol.writeset->mod_revision,
-                                   next))
+    if (!ctx.store->ChangeWriteSet(name, *vol.owner, vol.writeset->mod_revision, next))
         throw Error("the write set changed while recording this node's failed disk", EAGAIN);
-    Log(ctx, Severity::kWarn, vol.spec.value.name,
+    if (kv.disk_in_writeset)  // absent: a module that does not hold them
+        ctx.kernel->WritesetRemove(name, ctx.node_id);
+    Log(ctx, Severity::kWarn, name,
         "the local disk failed: this node is out of date (recorded in etcd first); its writes "
         "stand on " +
             Ids(acking) + " alone");

@@ -64,6 +64,8 @@ constexpr std::array<const char*, CHORUS_A_MAX + 1> kAttrNames = {
     "CHORUS_A_AUTH_PREV_REMAINING_S",
     "CHORUS_A_AUTH_FAILURES",
     "CHORUS_A_PAYLOAD_CRC",
+    "CHORUS_A_DISK_IN_WRITESET",
+    "CHORUS_A_DISK_HELD",
 };
 
 constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
@@ -581,6 +583,9 @@ void ParseDiskHealth(const std::array<std::optional<Payload>, CHORUS_A_MAX + 1>&
         v.disk_error = GetText(a[CHORUS_A_DISK_ERROR], AttrName(CHORUS_A_DISK_ERROR));
     GetOptional<uint64_t>(a[CHORUS_A_DISK_FAILED_AT], AttrName(CHORUS_A_DISK_FAILED_AT),
                           v.disk_failed_at);
+    GetOptional<uint8_t>(a[CHORUS_A_DISK_IN_WRITESET], AttrName(CHORUS_A_DISK_IN_WRITESET),
+                         v.disk_in_writeset);
+    GetOptional<uint32_t>(a[CHORUS_A_DISK_HELD], AttrName(CHORUS_A_DISK_HELD), v.disk_held);
 }
 
 VolumeInfo ParseVolumeMessage(std::span<const uint8_t> msg) {

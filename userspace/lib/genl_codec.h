@@ -143,6 +143,12 @@ struct VolumeInfo {
     std::optional<uint32_t> disk_timeout_ms;
     std::optional<std::string> disk_error;
     std::optional<uint64_t> disk_failed_at;
+    // Whether the local disk is in this node's write set: false once a failed
+    // disk left it (WRITESET_REMOVE with the own id). Until then an owner holds
+    // every write whose local part failed; disk_held counts them. Absent from
+    // a module that predates the hold.
+    std::optional<bool> disk_in_writeset;
+    std::optional<uint32_t> disk_held;
     std::vector<PeerInfo> peers;  // CHORUS_A_PEERS, in the kernel's order
 
     // Peer events only: the peer concerned and why.

@@ -79,7 +79,11 @@
  *	an owner needs %CHORUS_A_EPOCH, higher than any accepted (equal
  *	only when this node is owner already).
  * @CHORUS_CMD_WRITESET_REMOVE: take peer %CHORUS_A_NODE_ID out of the
- *	write set: it is marked out of date and held I/O completes.
+ *	write set: it is marked out of date and held I/O completes. With
+ *	this node's own id, on an owner whose disk failed: the failure is
+ *	recorded, and the writes held because their local part failed
+ *	complete on the other members (refused while the disk works or
+ *	when no other up-to-date member is in the write set).
  * @CHORUS_CMD_VERIFY_START: compare this replica with peer
  *	%CHORUS_A_NODE_ID region by region.
  * @CHORUS_CMD_VOLUME_SET: change a volume's tunables:
@@ -219,6 +223,12 @@ enum chorus_cmd {
  *	WRITE, FWD_WRITE, RESYNC_DATA and READ_DATA payload, which the
  *	receiver checks (default 0; a receiver checks a CRC that comes
  *	whatever its own setting)
+ * @CHORUS_A_DISK_IN_WRITESET: u8, 1 while this node's own disk is in its
+ *	write set; 0 once a failed disk left it (WRITESET_REMOVE with the own
+ *	id). A failed disk still in the write set holds every write whose
+ *	local part failed
+ * @CHORUS_A_DISK_HELD: u32, writes and flushes held because their local
+ *	part failed and the failure is not recorded yet
  * @__CHORUS_A_MAX: internal
  * @CHORUS_A_MAX: highest attribute number
  */
@@ -270,6 +280,8 @@ enum chorus_attr {
 	CHORUS_A_AUTH_PREV_REMAINING_S,
 	CHORUS_A_AUTH_FAILURES,
 	CHORUS_A_PAYLOAD_CRC,
+	CHORUS_A_DISK_IN_WRITESET,
+	CHORUS_A_DISK_HELD,
 
 	__CHORUS_A_MAX,
 	CHORUS_A_MAX = __CHORUS_A_MAX - 1
