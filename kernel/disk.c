@@ -228,7 +228,7 @@ int chorus_disk_fill(struct sk_buff *skb, struct chorus_volume *vol)
 
 	if (nla_put_u32(skb, CHORUS_A_DISK_TIMEOUT_MS,
 			READ_ONCE(disk->timeout_ms)) ||
-	    nla_put_u8(skb, CHORUS_A_DISK_IN_WRITESET,
+	    nla_put_u8(skb, CHORUS_A_DISK_IN_WRITESET, !vol->diskless &&
 		       !READ_ONCE(vol->disk_left_writeset)) ||
 	    nla_put_u32(skb, CHORUS_A_DISK_HELD, READ_ONCE(vol->nr_disk_held)))
 		return -EMSGSIZE;

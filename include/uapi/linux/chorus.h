@@ -225,7 +225,7 @@ enum chorus_cmd {
  *	whatever its own setting)
  * @CHORUS_A_DISK_IN_WRITESET: u8, 1 while this node's own disk is in its
  *	write set; 0 once a failed disk left it (WRITESET_REMOVE with the own
- *	id). A failed disk still in the write set holds every write whose
+ *	id), and on a diskless volume. A failed disk still in the write set holds every write whose
  *	local part failed
  * @CHORUS_A_DISK_HELD: u32, writes and flushes held because their local
  *	part failed and the failure is not recorded yet
