@@ -214,9 +214,9 @@ struct chorus_disk_health {
  * @lock: protects @open_count and @dying
  * @open_count: how many times @disk is open
  * @dying: set once destruction began; opens fail from then on
- * @held_lock: protects @held_start, @held_done, @nr_held and @held_fail;
- *	taken from request completion, so with irqs off. Innermost: nothing
- *	is taken under it
+ * @held_lock: protects @held_start, @held_done, @nr_held, @held_fail,
+ *	@held_disk, @nr_disk_held and @disk_left_writeset; taken from request
+ *	completion, so with irqs off. Innermost: nothing is taken under it
  * @held_start: requests not started because the lease deadline had passed
  *	(dev.c), linked by chorus_rq.wait_entry
  * @held_done: requests done but not completed, for the same reason

@@ -319,9 +319,7 @@ static struct chorus_peer *chorus_fwd_reader(struct chorus_volume *vol,
 		if (!peer || (tried & BIT(i)))
 			continue;
 		spin_lock_irq(&peer->lock);
-		member = peer->in_writeset && !peer->diskless &&
-			 peer->repl_state == CHORUS_REPL_UP_TO_DATE &&
-			 !peer->disk_failed;
+		member = chorus_peer_is_copy(peer);
 		ok = member && !peer->fenced &&
 		     peer->conn_state == CHORUS_CONN_CONNECTED;
 		*gen = peer->gen;

@@ -398,8 +398,7 @@ static bool chorus_writeset_has_copy(struct chorus_volume *vol)
 		if (!peer)
 			continue;
 		spin_lock(&peer->lock);
-		copy = peer->in_writeset && !peer->diskless && !peer->disk_failed &&
-		       peer->repl_state == CHORUS_REPL_UP_TO_DATE;
+		copy = chorus_peer_is_copy(peer);
 		spin_unlock(&peer->lock);
 	}
 	spin_unlock_irq(&vol->repl.peers_lock);

@@ -661,4 +661,15 @@ void chorus_job_answer(struct chorus_peer *peer,
 int chorus_replica_verify(struct chorus_conn *conn,
 			  const struct chorus_wire_hdr *hdr, u32 crc);
 
+/*
+ * Whether @peer holds a copy a write or read may stand on: a member of the
+ * write set with a disk that works, up to date. Context: @peer's lock held.
+ */
+static inline bool chorus_peer_is_copy(struct chorus_peer *peer)
+{
+	lockdep_assert_held(&peer->lock);
+	return peer->in_writeset && !peer->diskless && !peer->disk_failed &&
+	       peer->repl_state == CHORUS_REPL_UP_TO_DATE;
+}
+
 #endif /* CHORUS_REPL_H */

@@ -552,6 +552,13 @@ TEST_F_TIMEOUT(disk, replica_metadata_error_then_no_disk_left, 300)
 /* 4 KiB of 'k' (0x6b) in /tmp/blk on @vm, and the command comparing block @blk. */
 #define BLK_MAKE	"head -c 4096 /dev/zero | tr '\\0' k > /tmp/blk"
 #define BLK_CMP		"dd if=%s bs=4k count=1 skip=%d iflag=direct status=none | cmp -s - /tmp/blk"
+/* /tmp/blk written to block 2304 in the background, its exit status in /tmp/ddrc. */
+#define HELD_DD_START	"rm -f /tmp/ddrc; (dd if=/tmp/blk of=/dev/chorus0 bs=4k seek=2304 " \
+			"oflag=direct conv=notrunc status=none; echo $? > /tmp/ddrc) " \
+			"</dev/null >/dev/null 2>&1 &"
+/* Waits up to 10 s for that dd to end; its status is then compared ("= 0"). */
+#define HELD_DD_ENDED	"for i in $(seq 100); do test -s /tmp/ddrc && break; sleep 0.1; done; " \
+			"test \"$(cat /tmp/ddrc)\" "
 
 /*
  * Only the owner's metadata area fails, its data area works: the first
@@ -571,15 +578,12 @@ TEST_F_TIMEOUT(disk, owner_log_write_error_write_stands_on_the_write_set, 120)
 	ASSERT_EQ(0, run("printf '" DM_META_ERROR "' | dmsetup load --noudevsync chorus-bk && "
 			 "dmsetup resume --noudevsync chorus-bk"));
 	/* The write waits until the failed disk leaves the write set. */
-	ASSERT_EQ(0, run("rm -f /tmp/ddrc; (dd if=/tmp/blk of=/dev/chorus0 bs=4k seek=2304 "
-			 "oflag=direct conv=notrunc status=none; echo $? > /tmp/ddrc) "
-			 "</dev/null >/dev/null 2>&1 &"));
+	ASSERT_EQ(0, run(HELD_DD_START));
 	ASSERT_TRUE(wait_volume_field(1, "disk_held", "1", 20));
 	sleep(1);
 	EXPECT_NE(0, run("test -e /tmp/ddrc")) TH_LOG("the write ended while held");
 	ASSERT_EQ(0, run("%s writeset remove " VOL " 1 >/dev/null", rl_ctl()));
-	EXPECT_EQ(0, run("for i in $(seq 100); do test -s /tmp/ddrc && break; sleep 0.1; done; "
-			 "test \"$(cat /tmp/ddrc)\" = 0")) TH_LOG("the write failed");
+	EXPECT_EQ(0, run(HELD_DD_ENDED "= 0")) TH_LOG("the write failed");
 	volume_field(1, "disk_error", out, sizeof(out));
 	EXPECT_NE(NULL, strstr(out, "activity log write failed"))
 		TH_LOG("vm1's disk_error: \"%s\"", out);
@@ -599,17 +603,14 @@ TEST_F_TIMEOUT(disk, owner_disk_held_write_fails_at_step_down, 300)
 {
 	ASSERT_EQ(0, run(BLK_MAKE));
 	ASSERT_EQ(0, dm_swap(1, "0 " DM_SECTORS " error"));
-	ASSERT_EQ(0, run("rm -f /tmp/ddrc; (dd if=/tmp/blk of=/dev/chorus0 bs=4k seek=2304 "
-			 "oflag=direct conv=notrunc status=none; echo $? > /tmp/ddrc) "
-			 "</dev/null >/dev/null 2>&1 &"));
+	ASSERT_EQ(0, run(HELD_DD_START));
 	ASSERT_TRUE(wait_volume_field(1, "disk_held", "1", 20));
 	/* The lease: a deadline 1 s ahead passes, the write stays held. */
 	ASSERT_EQ(0, run("%s lease set --valid-for 1000 >/dev/null && sleep 2", rl_ctl()));
 	EXPECT_NE(0, run("test -e /tmp/ddrc")) TH_LOG("the write ended while held");
 	EXPECT_EQ(1, disk_held(1));
 	ASSERT_EQ(0, run("%s volume role " VOL " replica >/dev/null", rl_ctl()));
-	EXPECT_EQ(0, run("for i in $(seq 100); do test -s /tmp/ddrc && break; sleep 0.1; done; "
-			 "test \"$(cat /tmp/ddrc)\" != 0")) TH_LOG("the held write succeeded");
+	EXPECT_EQ(0, run(HELD_DD_ENDED "!= 0")) TH_LOG("the held write succeeded");
 	EXPECT_EQ(0, disk_held(1));
 	run("%s lease set --disarm >/dev/null; true", rl_ctl());
 }
