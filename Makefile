@@ -8,6 +8,9 @@ BUILD  := $(ROOT)/build
 KVER   ?= $(shell $(ROOT)/tools/kver 2>/dev/null)
 KDIR   ?= /lib/modules/$(KVER)/build
 JOBS   ?= $(shell nproc)
+# -j$(JOBS) for a sub-make, unless this make already hands out jobs to its
+# sub-makes (make -jN: a jobserver in MAKEFLAGS, which a forced -j would reset).
+SUBJOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(JOBS))
 CMAKE_BUILD_TYPE ?= RelWithDebInfo
 PREFIX ?= /usr/local
 DESTDIR ?=
@@ -84,7 +87,7 @@ all: module userspace selftests
 
 module:
 	@test -n "$(KVER)" || { echo 'no 6.1 kernel installed: run make deps'; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(ROOT) W=1 modules
+	$(MAKE) $(SUBJOBS) -C $(KDIR) M=$(ROOT) W=1 modules
 
 userspace:
 	cmake -S $(ROOT)/userspace -B $(BUILD)/userspace -DCMAKE_BUILD_TYPE=$(CMAKE_BUILD_TYPE) \
@@ -94,7 +97,7 @@ userspace:
 
 selftests:
 	@$(ROOT)/tools/kernel-files $(BUILD)/kernel-files
-	$(MAKE) -C $(ROOT)/tests/selftests OUT=$(BUILD)/selftests \
+	$(MAKE) $(SUBJOBS) -C $(ROOT)/tests/selftests OUT=$(BUILD)/selftests \
 		KERNEL_FILES=$(BUILD)/kernel-files
 
 man:
