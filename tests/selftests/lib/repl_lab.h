@@ -129,12 +129,22 @@ rl_on_out(int vm, char *out, size_t len, const char *fmt, ...)
 	return r;
 }
 
-/* Leave @vm with its link up, no qdisc and chorus unloaded. */
+/*
+ * Leave @vm with its link up, no qdisc and chorus unloaded. On another VM,
+ * whoever still has a chorus device open is killed first: a case that ran
+ * out of its time may have left a holder there (a reader, a writer), and
+ * every later case's set-up would fail on that VM too (insmod: "File
+ * exists"). This VM's leftovers are env_setup()'s (chorus_reset()), and a
+ * holder here may be the test itself.
+ */
 static inline void rl_node_down(int vm)
 {
+	const char *kill = vm == this_vm() ? "" :
+			   "fuser -s -k -9 /dev/chorus[0-9]* 2>/dev/null && sleep 1; ";
+
 	rl_on(vm, "ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; "
-	      "if [ -d /sys/module/chorus ]; then %s unlisten; %s volume destroy " RL_VOL
-	      " >/dev/null 2>&1; rmmod chorus; fi; true", rl_ctl(), rl_ctl());
+	      "if [ -d /sys/module/chorus ]; then %s%s unlisten; %s volume destroy " RL_VOL
+	      " >/dev/null 2>&1; rmmod chorus; fi; true", kill, rl_ctl(), rl_ctl());
 }
 
 /* CHORUS_SELFTEST_TIMEOUT_SCALE: the debug lab kernel is several times slower. */
