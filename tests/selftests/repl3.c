@@ -240,8 +240,10 @@ TEST_F_TIMEOUT(repl3, new_extent_waits_for_an_unreachable_member, 400)
 
 	/* vm1 steps down: the waiting write fails, nothing of it was written. */
 	ASSERT_EQ(0, rl_on(1, "%s volume role " RL_VOL " replica >/dev/null", rl_ctl()));
-	EXPECT_EQ(0, rl_on(1, "for i in $(seq 50); do pgrep -x dd >/dev/null || exit 0; "
-			   "sleep 0.2; done; exit 1")) TH_LOG("the waiting write did not end");
+	/* 10 s, longer on the debug kernel (it took more than 10 s there). */
+	EXPECT_EQ(0, rl_on(1, "for i in $(seq %u); do pgrep -x dd >/dev/null || exit 0; "
+			   "sleep 0.2; done; exit 1", 50 * rl_scale()))
+		TH_LOG("the waiting write did not end");
 	ASSERT_EQ(0, rl_on(1, "ip link set eth0 up"));
 	ASSERT_TRUE(rl_wait_peer(2, 1, "repl_state", "up-to-date", 120));
 	EXPECT_EQ(0, nonzero_at(1, mib));
