@@ -40,6 +40,8 @@ void chorus_al_init(struct chorus_volume *vol)
 	mutex_init(&al->mutex);
 	spin_lock_init(&al->lock);
 	init_waitqueue_head(&al->wq);
+	spin_lock_init(&al->waiters_lock);
+	INIT_LIST_HEAD(&al->waiters);
 }
 
 /* The volume's number of activity-log extents, which a log may name. */
@@ -600,6 +602,61 @@ static bool chorus_al_members_have(struct chorus_volume *vol, u64 seq)
 	return true;
 }
 
+/* A write waiting for the members to store transaction @seq. */
+struct chorus_al_waiter {
+	struct list_head entry; /* in chorus_al.waiters */
+	u64 seq;
+};
+
+/**
+ * chorus_al_nr_waiting_for() - writes waiting for a member's activity log
+ * @peer: a peer of a volume this node owns
+ *
+ * Return: the writes waiting in chorus_al_begin() for a transaction @peer
+ * has not stored, 0 when @peer is not in the write set. They are waiting
+ * for @peer as much as those sent to it and not acknowledged, before any
+ * of their data is sent: status adds them to its held writes.
+ *
+ * Context: any; takes chorus_al.waiters_lock (irqs saved).
+ */
+u32 chorus_al_nr_waiting_for(struct chorus_peer *peer)
+{
+	struct chorus_al *al = &peer->vol->repl.al;
+	struct chorus_al_waiter *w;
+	unsigned long flags;
+	u64 stored;
+	u32 nr = 0;
+
+	if (!READ_ONCE(peer->in_writeset))
+		return 0;
+	stored = READ_ONCE(peer->al_stored);
+	spin_lock_irqsave(&al->waiters_lock, flags);
+	list_for_each_entry(w, &al->waiters, entry)
+		nr += w->seq > stored;
+	spin_unlock_irqrestore(&al->waiters_lock, flags);
+	return nr;
+}
+
+/*
+ * Wait, listed in al->waiters, until every member of the write set has
+ * transaction @seq or left the write set, or the owner steps down.
+ */
+static void chorus_al_wait_listed(struct chorus_volume *vol, u64 seq)
+{
+	struct chorus_al *al = &vol->repl.al;
+	struct chorus_al_waiter w = { .seq = seq };
+
+	spin_lock_irq(&al->waiters_lock);
+	list_add_tail(&w.entry, &al->waiters);
+	spin_unlock_irq(&al->waiters_lock);
+	/* Idle: a member may be away for long, it is no hung task. */
+	wait_event_idle(al->wq, chorus_al_members_have(vol, seq) ||
+			READ_ONCE(al->stopping));
+	spin_lock_irq(&al->waiters_lock);
+	list_del(&w.entry);
+	spin_unlock_irq(&al->waiters_lock);
+}
+
 /*
  * Wait until every member of the write set stored transaction @seq (or
  * left the write set), then let the fast path use the extents it made
@@ -613,9 +670,7 @@ static int chorus_al_wait_members(struct chorus_volume *vol, u64 seq)
 	if (!chorus_al_members_have(vol, seq)) {
 		pr_info_ratelimited("%s: writes to a new extent wait until every member of the write set has the activity log\n",
 				    vol->name);
-		/* Idle: a member may be away for long, it is no hung task. */
-		wait_event_idle(al->wq, chorus_al_members_have(vol, seq) ||
-				READ_ONCE(al->stopping));
+		chorus_al_wait_listed(vol, seq);
 		if (!chorus_al_members_have(vol, seq))
 			return -EIO;
 	}

@@ -13,13 +13,23 @@
 #include "genl.h"
 
 /* Upper bound of what chorus_genl_fill_peer() adds. */
+/* One CHORUS_PEER_A_PATH nest (chorus_genl_fill_path()). */
+static size_t chorus_genl_path_size(void)
+{
+	return nla_total_size(0) +				/* PATH */
+	       2 * nla_total_size(sizeof(u32)) +		/* TRANSPORT, ACTIVE */
+	       4 * nla_total_size_64bit(sizeof(u64)) +		/* SESSIONS .. */
+	       nla_total_size(CHORUS_REASON_MAX);		/* LAST_ERROR */
+}
+
 static size_t chorus_genl_peer_size(void)
 {
 	return nla_total_size(0) +				/* PEER */
-	       10 * nla_total_size(sizeof(u32)) +		/* and u8s */
+	       13 * nla_total_size(sizeof(u32)) +		/* and u8s, PORT */
 	       12 * nla_total_size_64bit(sizeof(u64)) +
 	       nla_total_size(CHORUS_ADDRESS_MAX) +
-	       nla_total_size(CHORUS_REASON_MAX);
+	       nla_total_size(CHORUS_REASON_MAX) +		/* LAST_ERROR */
+	       2 * chorus_genl_path_size();
 }
 
 /**
@@ -163,7 +173,7 @@ int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer, int att
 	enum chorus_repl_state repl_state;
 	char last_error[CHORUS_REASON_MAX];
 	bool in_writeset, owner, syncing, disk_failed;
-	u32 held = 0, active;
+	u32 held = 0, al_waiting, active;
 	u64 dirty;
 	struct nlattr *nest;
 	struct request *rq;
@@ -182,6 +192,8 @@ int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer, int att
 	xa_for_each(&peer->inflight, idx, rq)
 		held++;
 	spin_unlock_irqrestore(&peer->lock, flags);
+	al_waiting = chorus_al_nr_waiting_for(peer);
+	held += al_waiting;
 	syncing = READ_ONCE(peer->job) == CHORUS_JOB_RESYNC;
 
 	nest = nla_nest_start(skb, attr);
@@ -209,6 +221,7 @@ int chorus_genl_fill_peer(struct sk_buff *skb, struct chorus_peer *peer, int att
 	    nla_put_u64_64bit(skb, CHORUS_PEER_A_SYNC_RATE,
 			      atomic64_read(&peer->sync_rate), CHORUS_PEER_A_PAD) ||
 	    nla_put_u32(skb, CHORUS_PEER_A_HELD, held) ||
+	    nla_put_u32(skb, CHORUS_PEER_A_AL_WAITING, al_waiting) ||
 	    chorus_genl_fill_peer_counters(skb, peer) ||
 	    nla_put_u8(skb, CHORUS_PEER_A_VERIFY_RUNNING,
 		       READ_ONCE(peer->job) == CHORUS_JOB_VERIFY) ||

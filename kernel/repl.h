@@ -22,8 +22,9 @@
  * chorus_conn.send_mutex are taken inside any of them, for one send;
  * the spinlocks (chorus_repl.peers_lock, chorus_peer.lock,
  * chorus_repl.tree_lock) are innermost and never nest in one another except
- * peers_lock > chorus_peer.lock. The RDMA transport's own locks come before
- * none of these: chorus_rdma_queue.cm_mutex > chorus_rdma_mutex >
+ * peers_lock > chorus_peer.lock; chorus_al.waiters_lock may be taken
+ * inside peers_lock and takes nothing. The RDMA transport's own locks
+ * come before none of these: chorus_rdma_queue.cm_mutex > chorus_rdma_mutex >
  * chorus_rdma_queue.conn_lock > chorus_peer.lock (a queue failing its
  * peer); chorus_rdma_queue.lock, taken in softirq, nests nothing of these.
  * Forwarding: chorus_fwd.lock > chorus_peer.lock (whether a forwarded
@@ -328,6 +329,11 @@ struct chorus_peer {
  * @block: transaction buffer, under @mutex
  * @wq: woken when an extent's last write completes, when a member stores
  *	a transaction or leaves the write set, and on @stopping
+ * @waiters_lock: protects @waiters; innermost of all (netlink status takes
+ *	it with chorus_repl.peers_lock held), irqs off
+ * @waiters: the writes waiting in chorus_al_begin() for members to store
+ *	a transaction, &struct chorus_al_waiter on their stacks: counted per
+ *	member for status (chorus_al_nr_waiting_for())
  * @stopping: the owner steps down: writes waiting for members to store
  *	the log fail. Set and cleared under chorus_repl.conf_lock
  * @shift: sectors per extent, as a shift
@@ -346,6 +352,8 @@ struct chorus_al {
 	u32 disk_nr;
 	struct chorus_meta_al *block;
 	wait_queue_head_t wq;
+	spinlock_t waiters_lock; /* see above */
+	struct list_head waiters;
 	bool stopping;
 	unsigned int shift;
 };
@@ -641,6 +649,7 @@ int chorus_al_attach(struct chorus_volume *vol);
 void chorus_al_detach(struct chorus_volume *vol);
 bool chorus_al_try_begin(struct chorus_volume *vol, struct request *rq);
 int chorus_al_begin(struct chorus_volume *vol, struct request *rq);
+u32 chorus_al_nr_waiting_for(struct chorus_peer *peer);
 void chorus_al_end(struct chorus_volume *vol, struct request *rq);
 int chorus_al_fold(struct chorus_volume *vol);
 int chorus_al_clear(struct chorus_volume *vol);

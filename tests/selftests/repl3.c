@@ -229,6 +229,11 @@ TEST_F_TIMEOUT(repl3, new_extent_waits_for_an_unreachable_member, 400)
 	EXPECT_EQ(0, nonzero_at(3, mib))
 		TH_LOG("the write to a new extent reached vm3 while vm2 lacked the log");
 	EXPECT_EQ(0, rl_on(1, "dmesg | grep -q 'writes to a new extent wait'"));
+	/* Shown as held for vm2, waiting for its log; nothing waits for vm3. */
+	EXPECT_LE(1, rl_peer_u64(1, 2, "al_waiting"));
+	EXPECT_LE(rl_peer_u64(1, 2, "al_waiting"), rl_peer_u64(1, 2, "held"));
+	EXPECT_EQ(0, rl_peer_u64(1, 3, "al_waiting"));
+	EXPECT_EQ(0, rl_peer_u64(1, 3, "held"));
 
 	/* vm1 is lost as well; vm2 becomes owner with vm3. */
 	ASSERT_EQ(0, rl_on(1, "ip link set eth0 down"));
@@ -244,6 +249,7 @@ TEST_F_TIMEOUT(repl3, new_extent_waits_for_an_unreachable_member, 400)
 	EXPECT_EQ(0, rl_on(1, "for i in $(seq %u); do pgrep -x dd >/dev/null || exit 0; "
 			   "sleep 0.2; done; exit 1", 50 * rl_scale()))
 		TH_LOG("the waiting write did not end");
+	EXPECT_EQ(0, rl_peer_u64(1, 2, "al_waiting"));
 	ASSERT_EQ(0, rl_on(1, "ip link set eth0 up"));
 	ASSERT_TRUE(rl_wait_peer(2, 1, "repl_state", "up-to-date", 120));
 	EXPECT_EQ(0, nonzero_at(1, mib));

@@ -45,6 +45,7 @@ void PutPeer(nl_msg* m, int type, uint32_t node_id, bool full) {
         nla_put_u64(m, CHORUS_PEER_A_WRITES_SENT, 11);
         nla_put_u64(m, CHORUS_PEER_A_BYTES_SENT, 45056);
         nla_put_u32(m, CHORUS_PEER_A_HELD, 5);
+        nla_put_u32(m, CHORUS_PEER_A_AL_WAITING, 2);
         nla_put_u64(m, CHORUS_PEER_A_RECONNECTS, 2);
         nla_put_u64(m, CHORUS_PEER_A_RESYNCED_BYTES, 1ull << 20);
         nla_put_u64(m, CHORUS_PEER_A_VERIFY_DONE_BYTES, 8192);
@@ -112,6 +113,7 @@ TEST(ParseVolume, ReplicationAttributes) {
     EXPECT_EQ(p.writes_sent, 11u);
     EXPECT_EQ(p.bytes_sent, 45056u);
     EXPECT_EQ(p.held, 5u);
+    EXPECT_EQ(p.al_waiting, 2u);
     EXPECT_EQ(p.reconnects, 2u);
     EXPECT_EQ(p.resynced_bytes, 1ull << 20);
     EXPECT_EQ(p.verify_done_bytes, 8192u);
@@ -126,8 +128,8 @@ TEST(ParseVolume, ReplicationAttributes) {
     EXPECT_FALSE(q.address || q.port || q.transport || q.nr_conns || q.repl_state ||
                  q.in_writeset || q.role || q.dirty_bytes || q.sync_total_bytes ||
                  q.sync_done_bytes || q.sync_rate || q.writes_sent || q.bytes_sent || q.held ||
-                 q.reconnects || q.resynced_bytes || q.verify_done_bytes || q.verify_mismatches ||
-                 q.verify_running || q.last_error || q.active_transport);
+                 q.al_waiting || q.reconnects || q.resynced_bytes || q.verify_done_bytes ||
+                 q.verify_mismatches || q.verify_running || q.last_error || q.active_transport);
     EXPECT_TRUE(q.paths.empty());
     EXPECT_TRUE(p.paths.empty());
 }

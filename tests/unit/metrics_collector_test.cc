@@ -120,6 +120,7 @@ VolumeInfo Owner() {
     p.in_writeset = true;
     p.active_transport = CHORUS_TRANSPORT_TCP;
     p.held = 3;
+    p.al_waiting = 1;
     p.dirty_bytes = 1 << 20;
     p.sync_total_bytes = 4 << 20;
     p.sync_done_bytes = 3 << 20;

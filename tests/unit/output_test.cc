@@ -106,6 +106,7 @@ VolumeInfo ReplicatedVolume() {
     q.repl_state = CHORUS_REPL_OUT_OF_DATE;
     q.in_writeset = false;
     q.held = 4;
+    q.al_waiting = 3;
     v.peers.push_back(q);
     return v;
 }
@@ -190,6 +191,7 @@ TEST(Output, JsonWithReplication) {
     EXPECT_EQ(q["conn_state"], "unreachable");
     EXPECT_EQ(q["repl_state"], "out-of-date");
     EXPECT_EQ(q["held"], 4);
+    EXPECT_EQ(q["al_waiting"], 3);
     EXPECT_FALSE(q.contains("sync_percent"));
     EXPECT_FALSE(q.contains("transport"));
     // A module without paths: no active transport, and an empty array.
@@ -260,7 +262,7 @@ TEST(Output, StatusWithReplication) {
              "    connection:       unreachable\n",
              "    replica:          out-of-date\n",
              "    in write set:     no\n",
-             "    held writes:      4\n",
+             "    held writes:      4 (3 waiting for it to store the activity log)\n",
          })
         EXPECT_TRUE(Has(s, line)) << "missing: " << line << "in:\n" << s;
     // Node 3 is not syncing and never verified.

@@ -71,6 +71,14 @@ bool ShowsVerify(const PeerInfo& p) {
            p.verify_mismatches.value_or(0) > 0;
 }
 
+// "3", or "3 (2 waiting for it to store the activity log)".
+std::string HeldText(const PeerInfo& p) {
+    std::string text = std::to_string(p.held.value_or(0));
+    if (p.al_waiting.value_or(0) > 0)
+        text += " (" + std::to_string(*p.al_waiting) + " waiting for it to store the activity log)";
+    return text;
+}
+
 // "512.00 MiB of 1.00 GiB (50.0%), 10.00 MiB/s".
 std::string ResyncText(const PeerInfo& p) {
     uint64_t done = p.sync_done_bytes.value_or(0);
@@ -178,6 +186,7 @@ nlohmann::json PeerToJson(const PeerInfo& p) {
     Put(j, "writes_sent", p.writes_sent);
     Put(j, "bytes_sent", p.bytes_sent);
     Put(j, "held", p.held);
+    Put(j, "al_waiting", p.al_waiting);
     Put(j, "reconnects", p.reconnects);
     Put(j, "resynced_bytes", p.resynced_bytes);
     Put(j, "verify_done_bytes", p.verify_done_bytes);
@@ -397,7 +406,7 @@ void PrintVolumeStatus(std::ostream& out, const VolumeInfo& v) {
         if (p.role)
             entry(4, "peer role", RoleName(*p.role));
         if (p.held)
-            entry(4, "held writes", std::to_string(*p.held));
+            entry(4, "held writes", HeldText(p));
         if (p.dirty_bytes)
             entry(4, "dirty", bytes(*p.dirty_bytes));
         if (ShowsResync(p))

@@ -96,6 +96,7 @@ constexpr std::array<const char*, CHORUS_PEER_A_MAX + 1> kPeerAttrNames = {
     "CHORUS_PEER_A_ACTIVE_TRANSPORT",
     "CHORUS_PEER_A_PATH",
     "CHORUS_PEER_A_DISK_FAILED",
+    "CHORUS_PEER_A_AL_WAITING",
 };
 
 constexpr std::array<const char*, CHORUS_PATH_A_MAX + 1> kPathAttrNames = {
@@ -273,6 +274,7 @@ PeerInfo ParsePeer(Payload nest) {
     u64(CHORUS_PEER_A_WRITES_SENT, peer.writes_sent);
     u64(CHORUS_PEER_A_BYTES_SENT, peer.bytes_sent);
     u32(CHORUS_PEER_A_HELD, peer.held);
+    u32(CHORUS_PEER_A_AL_WAITING, peer.al_waiting);
     u64(CHORUS_PEER_A_RECONNECTS, peer.reconnects);
     u64(CHORUS_PEER_A_RESYNCED_BYTES, peer.resynced_bytes);
     u64(CHORUS_PEER_A_VERIFY_DONE_BYTES, peer.verify_done_bytes);

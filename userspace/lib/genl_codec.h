@@ -97,6 +97,9 @@ struct PeerInfo {
     std::optional<uint64_t> writes_sent;
     std::optional<uint64_t> bytes_sent;
     std::optional<uint32_t> held;  // writes waiting for this peer
+    // Of held: writes not sent yet, waiting for this member to store the
+    // activity log (a new extent).
+    std::optional<uint32_t> al_waiting;
     std::optional<uint64_t> reconnects;
     std::optional<uint64_t> resynced_bytes;
     std::optional<uint64_t> verify_done_bytes;

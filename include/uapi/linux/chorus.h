@@ -468,7 +468,9 @@ enum chorus_event {
  * @CHORUS_PEER_A_SYNC_RATE: u64, bytes per second over the last seconds
  * @CHORUS_PEER_A_WRITES_SENT: u64
  * @CHORUS_PEER_A_BYTES_SENT: u64
- * @CHORUS_PEER_A_HELD: u32, writes waiting for this peer now
+ * @CHORUS_PEER_A_HELD: u32, writes waiting for this peer now: sent and not
+ *	acknowledged, or not sent yet because they wait for it to store the
+ *	activity log (%CHORUS_PEER_A_AL_WAITING of them)
  * @CHORUS_PEER_A_RECONNECTS: u64, sessions established
  * @CHORUS_PEER_A_RESYNCED_BYTES: u64, bytes resynced since PEER_ADD
  * @CHORUS_PEER_A_VERIFY_DONE_BYTES: u64, bytes compared by the last verify
@@ -483,6 +485,11 @@ enum chorus_event {
  * @CHORUS_PEER_A_DISK_FAILED: u8, 1: the peer said in this session that its
  *	disk failed; its part of every write stays held until it leaves the
  *	write set (or the session ends)
+ * @CHORUS_PEER_A_AL_WAITING: u32, writes to an extent new in the activity
+ *	log waiting for this member of the write set to store it (counted in
+ *	%CHORUS_PEER_A_HELD too): a member that is away, or whose disk failed
+ *	under a log write, holds them until it stores the log or leaves the
+ *	write set
  * @__CHORUS_PEER_A_MAX: internal
  * @CHORUS_PEER_A_MAX: highest peer attribute number
  */
@@ -514,6 +521,7 @@ enum chorus_peer_attr {
 	CHORUS_PEER_A_ACTIVE_TRANSPORT,
 	CHORUS_PEER_A_PATH,
 	CHORUS_PEER_A_DISK_FAILED,
+	CHORUS_PEER_A_AL_WAITING,
 
 	__CHORUS_PEER_A_MAX,
 	CHORUS_PEER_A_MAX = __CHORUS_PEER_A_MAX - 1
