@@ -9,7 +9,8 @@
  *   conn.c           connections: send, replies, receive checks
  *   repl.c           the owner's write path, roles and epochs, the receive switch
  *   replica.c        the replica's apply path
- *   forward.c        a non-owner's I/O shipped to the owner, and served there
+ *   forward.c        a non-owner's I/O shipped to the owner
+ *   forward_serve.c  the owner (or a replica) serving it
  *   wire.c           building and checking wire messages (wire_check.h)
  *   bitmap.c         per-peer dirty bitmaps, in memory and on disk
  *   resync.c         bitmap resync and online verify
@@ -483,7 +484,8 @@ struct chorus_range {
  *	last sent to, NULL while held; under chorus_fwd.lock
  * @fwd_gen: that peer's session, under chorus_fwd.lock
  * @fwd_deadline: jiffies after which a forwarded request not yet answered
- *	fails rather than go to an owner (the forward timeout)
+ *	fails rather than go to an owner: the forward timeout after
+ *	@start_ns, its arrival
  * @fwd_replica: a read of an owner whose disk failed, sent to a replica of
  *	the write set (chorus_fwd_read_replica()); set before it is tracked
  * @fwd_tried: slots of the replicas that refused it, under chorus_fwd.lock
@@ -567,6 +569,8 @@ void chorus_fwd_stop(struct chorus_volume *vol);
 int chorus_fwd_answer(struct chorus_conn *conn,
 		      const struct chorus_wire_hdr *hdr, struct page **pages,
 		      unsigned int nr_pages);
+
+/* forward_serve.c */
 int chorus_fwd_serve(struct chorus_conn *conn,
 		     const struct chorus_wire_hdr *hdr, struct page **pages,
 		     unsigned int nr_pages);

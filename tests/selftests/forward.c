@@ -50,6 +50,7 @@ FIXTURE_VARIANT_ADD(forward, tcp) {
 		       "owner_destroyed_while_serving_a_held_write "
 		       "owner_destroyed_with_a_served_write_its_lease_holds "
 		       "stale_forwarded_write_fails_never_overwrites "
+		       "queued_write_times_out_from_its_arrival "
 		       "diskless_access_point_fio_ext4",
 };
 
@@ -354,6 +355,73 @@ TEST_F_TIMEOUT(forward, stale_forwarded_write_fails_never_overwrites, 300)
 	sleep(2);	/* a resend, if there were one, would have landed by now */
 	EXPECT_TRUE(block_is(1, RL_BACKING, 5, 0x22)) TH_LOG("the newer write was overwritten");
 	EXPECT_TRUE(block_is(PEER, RL_BACKING, 5, 0x22)) TH_LOG("the replica lacks the newer write");
+	replicas_identical();
+}
+
+/*
+ * On @vm: dd of 4 KiB of /tmp/fwd-XX (byte 0xXX) at 4 KiB block @seek of
+ * /dev/chorus0, in the background; /tmp/fwd-XX.res gets its exit status
+ * and how long it took, in ms.
+ */
+#define TIMED_WRITE "setsid sh -c 's=$(date +%%s%%N); dd if=/tmp/fwd-%02x of=/dev/chorus0 " \
+		    "bs=4k seek=%d oflag=direct conv=notrunc status=none 2>/dev/null; " \
+		    "echo $? $(( ($(date +%%s%%N) - s) / 1000000 )) > /tmp/fwd-%02x.res' " \
+		    "</dev/null >/dev/null 2>&1 &"
+
+/* The exit status and milliseconds of TIMED_WRITE for @byte on vm2. */
+static void timed_write_result(int byte, int *rc, int *ms)
+{
+	char out[64];
+
+	*rc = -1;
+	*ms = -1;
+	if (!rl_on_out(PEER, out, sizeof(out), "cat /tmp/fwd-%02x.res", byte))
+		sscanf(out, "%d %d", rc, ms);
+}
+
+/*
+ * The forward timeout counts from a request's arrival. vm2's link to the
+ * owner is cut; vm2 writes 0x11 to a block (held for an owner) and, a
+ * second later, 0x33 to the same block, which waits in vm2's range tree
+ * behind the first. The first fails after the forward timeout (8 s). The
+ * second must fail at its own arrival plus the timeout, not a whole
+ * timeout after the first ended: until stop 44 it could be sent up to
+ * about twice the timeout after the host submitted it, later than the
+ * host's own I/O timeout, after which a multipath host resends it on
+ * another path (rule 2 of forwarding.md's "Stale writes"). Neither write
+ * reaches a disk once the link is back.
+ */
+TEST_F_TIMEOUT(forward, queued_write_times_out_from_its_arrival, 300)
+{
+	const int timeout_ms = 8000, block = 7 * 256;
+	int rc[2], ms[2];
+
+	ASSERT_EQ(0, rl_on(PEER, "rm -f /tmp/fwd-*.res && python3 -c \"for b in (0x11, 0x33): "
+			   "open('/tmp/fwd-%%02x' %% b, 'wb').write(bytes([b]) * 4096)\""));
+	ASSERT_EQ(0, rl_on(PEER, "echo %d > " FWD_PARAM, timeout_ms));
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc replace dev eth0 root netem loss 100%%"));
+	ASSERT_EQ(0, rl_on(PEER, TIMED_WRITE, 0x11, block, 0x11));
+	sleep(1);
+	ASSERT_EQ(0, rl_on(PEER, TIMED_WRITE, 0x33, block, 0x33));
+	ASSERT_EQ(0, rl_on(PEER, "for i in $(seq %u); do test -s /tmp/fwd-33.res && exit 0; "
+			   "sleep 0.5; done; exit 1", 80 * rl_scale()))
+		TH_LOG("the queued write did not end");
+	timed_write_result(0x11, &rc[0], &ms[0]);
+	timed_write_result(0x33, &rc[1], &ms[1]);
+	TH_LOG("first write: status %d after %d ms; queued write: status %d after %d ms",
+	       rc[0], ms[0], rc[1], ms[1]);
+	EXPECT_NE(0, rc[0]) TH_LOG("the held write succeeded with no owner in reach");
+	EXPECT_NE(0, rc[1]) TH_LOG("the queued write succeeded with no owner in reach");
+	EXPECT_LE(timeout_ms - 1500, ms[1]) TH_LOG("the queued write failed before the timeout");
+	EXPECT_GE(timeout_ms + 3000, ms[1])
+		TH_LOG("the queued write's forward timeout started after its arrival");
+	EXPECT_LE(2, fwd_counter(PEER, "forward_expired"));
+
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc del dev eth0 root"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 60));
+	sleep(2);	/* a late send, if there were one, would have landed by now */
+	EXPECT_TRUE(block_is(1, RL_BACKING, 7, 0)) TH_LOG("vm1's disk has a failed write");
+	EXPECT_TRUE(block_is(PEER, RL_BACKING, 7, 0)) TH_LOG("vm2's disk has a failed write");
 	replicas_identical();
 }
 
