@@ -12,8 +12,7 @@
 #include "chorus.h"
 #include "genl.h"
 
-/* Upper bound of what chorus_genl_fill_peer() adds. */
-/* One CHORUS_PEER_A_PATH nest (chorus_genl_fill_path()). */
+/* Upper bound of one CHORUS_PEER_A_PATH nest (chorus_genl_fill_path()). */
 static size_t chorus_genl_path_size(void)
 {
 	return nla_total_size(0) +				/* PATH */
@@ -22,6 +21,7 @@ static size_t chorus_genl_path_size(void)
 	       nla_total_size(CHORUS_REASON_MAX);		/* LAST_ERROR */
 }
 
+/* Upper bound of what chorus_genl_fill_peer() adds. */
 static size_t chorus_genl_peer_size(void)
 {
 	return nla_total_size(0) +				/* PEER */
