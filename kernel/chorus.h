@@ -215,8 +215,10 @@ struct chorus_disk_health {
  * @open_count: how many times @disk is open
  * @dying: set once destruction began; opens fail from then on
  * @held_lock: protects @held_start, @held_done, @nr_held, @held_fail,
- *	@held_disk, @nr_disk_held and @disk_left_writeset; taken from request
- *	completion, so with irqs off. Innermost: nothing is taken under it
+ *	@held_disk, @nr_disk_held and @disk_left_writeset, and a hand-over's
+ *	change of chorus_repl.role and handover_gen (chorus_dev_hand_over());
+ *	taken from request completion, so with irqs off. Innermost: nothing
+ *	is taken under it
  * @held_start: requests not started because the lease deadline had passed
  *	(dev.c), linked by chorus_rq.wait_entry
  * @held_done: requests done but not completed, for the same reason
@@ -385,15 +387,33 @@ static inline bool chorus_disk_failed(struct chorus_volume *vol)
 }
 
 /* dev.c */
+/* What chorus_dev_hold() and chorus_dev_hold_disk() did with a request. */
+enum chorus_hold {
+	CHORUS_HOLD_NONE,	/* nothing: it goes on */
+	CHORUS_HOLD_TAKEN,	/* held, or failed while ownership is given up */
+	CHORUS_HOLD_RESTART,	/* superseded by a hand-over: it starts again */
+};
+
 int chorus_dev_major_register(void);
 void chorus_dev_major_unregister(void);
 int chorus_dev_create(struct chorus_volume *vol,
 		      struct netlink_ext_ack *extack);
 void chorus_dev_destroy(struct chorus_volume *vol);
+void chorus_dev_end(struct chorus_volume *vol, struct request *rq,
+		    blk_status_t status);
+void chorus_dev_queue_work(struct request *rq);
+void chorus_dev_restart(struct chorus_volume *vol, struct request *rq);
+
+/* dev_held.c */
+enum chorus_hold chorus_dev_hold(struct chorus_volume *vol, struct request *rq,
+				 struct list_head *list);
+enum chorus_hold chorus_dev_hold_disk(struct chorus_volume *vol,
+				      struct request *rq);
+void chorus_dev_disk_leave(struct chorus_volume *vol);
+void chorus_dev_hand_over(struct chorus_volume *vol);
 void chorus_dev_release_held(struct chorus_volume *vol, bool fail);
 unsigned int chorus_dev_nr_held(struct chorus_volume *vol);
 void chorus_dev_clear_held_fail(struct chorus_volume *vol);
-void chorus_dev_disk_leave(struct chorus_volume *vol);
 int chorus_disk_leave_writeset(struct chorus_volume *vol,
 			       struct netlink_ext_ack *extack);
 

@@ -80,86 +80,61 @@ static void chorus_account(struct chorus_volume *vol, struct request *rq,
 	}
 }
 
-/* Complete a request for good: count it and hand it back to blk-mq. */
-static void chorus_dev_end(struct chorus_volume *vol, struct request *rq,
-			   blk_status_t status)
+/**
+ * chorus_dev_end() - complete a request for good: count it, hand it to blk-mq
+ * @vol: the volume
+ * @rq: the request
+ * @status: its status
+ *
+ * Context: any, including hard irq.
+ */
+void chorus_dev_end(struct chorus_volume *vol, struct request *rq,
+		    blk_status_t status)
 {
 	chorus_account(vol, rq, status);
 	chorus_lat_account(vol, rq, status);
 	blk_mq_end_request(rq, status);
 }
 
-/*
- * Past the lease deadline an owner neither starts nor completes a request
- * (lease.c): it waits on @list until chorus_dev_release_held(). The deadline
- * is read again under held_lock, which chorus_dev_release_held() takes after
- * a new deadline is set: a request held here is seen by that release, one
- * that comes later sees the new deadline.
- *
- * Return: true if the request was taken: held, or failed while the node
- * gives up ownership (held_fail).
- */
-static bool chorus_dev_hold(struct chorus_volume *vol, struct request *rq,
-			    struct list_head *list)
+/* The request's state as chorus_queue_rq() starts it; start_ns is kept. */
+static void chorus_rq_reset(struct chorus_rq *rqd)
 {
-	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
-	unsigned long flags;
-	bool fail;
-
-	if (likely(!chorus_lease_expired()) ||
-	    READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER)
-		return false;
-	spin_lock_irqsave(&vol->held_lock, flags);
-	if (!chorus_lease_expired()) {
-		spin_unlock_irqrestore(&vol->held_lock, flags);
-		return false;
-	}
-	fail = vol->held_fail;
-	if (!fail) {
-		list_add_tail(&rqd->wait_entry, list);
-		WRITE_ONCE(vol->nr_held, vol->nr_held + 1);
-	}
-	spin_unlock_irqrestore(&vol->held_lock, flags);
-	if (fail)
-		chorus_dev_end(vol, rq, BLK_STS_IOERR);
-	return true;
+	rqd->status = BLK_STS_OK;
+	atomic_set(&rqd->copies, 0);
+	rqd->replicated = false;
+	rqd->local_failed = false;
+	rqd->local_read_failed = false;
+	rqd->reread = false;
+	rqd->fwd_replica = false;
+	rqd->range.in_tree = false;
+	rqd->fwd_id = 0;
+	rqd->owner_gen = 0;
+	atomic_set(&rqd->pending, 1);
 }
 
-static void chorus_dev_queue_work(struct request *rq);
-
 /*
- * Invariant 4 for the owner's own disk: a write or flush whose local part
- * failed stands on the members' acks only once the failure is recorded
- * (the disk left the write set, chorus_dev_disk_leave()). Until then it
- * waits on held_disk, done but not completed; its range and its activity
- * log extent are released already, as for held_done.
+ * A request this node started as the owner before it handed its ownership
+ * over (chorus_repl_hand_over()), done now or taken off a held list: no
+ * application was told it stood, and it is not the old owner's to
+ * complete. It starts again, from the worker: forwarded to the new owner.
+ * Its range has left the tree and its local clones have ended. What this
+ * node served for an access point ends offline instead: the access point
+ * sends it to the new owner itself, under its own deadline.
  *
- * Return: true if the request was taken: held, or failed while the node
- * gives up ownership (held_fail).
+ * Context: any, including hard irq.
  */
-static bool chorus_dev_hold_disk(struct chorus_volume *vol, struct request *rq)
+void chorus_dev_restart(struct chorus_volume *vol, struct request *rq)
 {
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
-	unsigned long flags;
-	bool fail;
 
-	if (likely(!READ_ONCE(rqd->local_failed)) ||
-	    READ_ONCE(vol->disk_left_writeset))
-		return false;
-	spin_lock_irqsave(&vol->held_lock, flags);
-	if (vol->disk_left_writeset) {
-		spin_unlock_irqrestore(&vol->held_lock, flags);
-		return false;
+	if (chorus_fwd_served(rq) || READ_ONCE(vol->dying)) {
+		chorus_dev_end(vol, rq, BLK_STS_OFFLINE);
+		return;
 	}
-	fail = vol->held_fail;
-	if (!fail) {
-		list_add_tail(&rqd->wait_entry, &vol->held_disk);
-		WRITE_ONCE(vol->nr_disk_held, vol->nr_disk_held + 1);
-	}
-	spin_unlock_irqrestore(&vol->held_lock, flags);
-	if (fail)
-		chorus_dev_end(vol, rq, BLK_STS_IOERR);
-	return true;
+	chorus_rq_reset(rqd);
+	memset(rqd->seq, 0, sizeof(rqd->seq));
+	memset(rqd->sent_gen, 0, sizeof(rqd->sent_gen));
+	chorus_dev_queue_work(rq);
 }
 
 /*
@@ -210,9 +185,16 @@ void chorus_rq_put(struct request *rq)
 	chorus_repl_rq_done(vol, rq);
 	if (status == BLK_STS_OK && chorus_dev_hold_disk(vol, rq))
 		return;
-	if (chorus_dev_hold(vol, rq, &vol->held_done))
-		return;
-	chorus_dev_end(vol, rq, status);
+	switch (chorus_dev_hold(vol, rq, &vol->held_done)) {
+	case CHORUS_HOLD_NONE:
+		chorus_dev_end(vol, rq, status);
+		break;
+	case CHORUS_HOLD_RESTART:
+		chorus_dev_restart(vol, rq);
+		break;
+	case CHORUS_HOLD_TAKEN:
+		break;
+	}
 }
 
 static void chorus_clone_endio(struct bio *clone)
@@ -326,14 +308,26 @@ void chorus_dev_read(struct chorus_volume *vol, struct request *rq)
  */
 static void chorus_dev_start(struct chorus_volume *vol, struct request *rq)
 {
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	bool owner;
+	u32 gen;
+
+	rqd->owner_gen = 0;	/* a read started again keeps none */
 	if (chorus_dev_hold(vol, rq, &vol->held_start))
 		return;
-	if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER && vol->repl.nr_peers) {
-		chorus_fwd_start(vol, rq);
+	/* The generation before the role: see chorus_dev_hand_over(). */
+	gen = smp_load_acquire(&vol->repl.handover_gen);
+	owner = READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER;
+	rqd->owner_gen = owner ? gen : 0;
+	if (!owner && vol->repl.nr_peers) {
+		/* Served as the owner, held, then handed over: never forwarded on. */
+		if (unlikely(chorus_fwd_served(rq)))
+			chorus_dev_end(vol, rq, BLK_STS_OFFLINE);
+		else
+			chorus_fwd_start(vol, rq);
 		return;
 	}
-	if (req_op(rq) != REQ_OP_READ && vol->repl.nr_peers &&
-	    READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER) {
+	if (req_op(rq) != REQ_OP_READ && vol->repl.nr_peers && owner) {
 		chorus_repl_queue_rq(vol, rq);
 		return;
 	}
@@ -374,8 +368,13 @@ static void chorus_hctx_workfn(struct work_struct *work)
 	memalloc_noio_restore(noio);
 }
 
-/* Hand a started request to its hardware queue's worker. */
-static void chorus_dev_queue_work(struct request *rq)
+/**
+ * chorus_dev_queue_work() - hand a started request to its hardware queue's worker
+ * @rq: the request
+ *
+ * Context: any, including hard irq.
+ */
+void chorus_dev_queue_work(struct request *rq)
 {
 	struct chorus_hctx *ch = rq->mq_hctx->driver_data;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
@@ -385,105 +384,6 @@ static void chorus_dev_queue_work(struct request *rq)
 	list_add_tail(&rqd->wait_entry, &ch->list);
 	spin_unlock_irqrestore(&ch->lock, flags);
 	queue_work(chorus_io_wq, &ch->work);
-}
-
-/**
- * chorus_dev_release_held() - let go of what the lease deadline holds
- * @vol: the volume
- * @fail: false: a later deadline was set, or the lease disarmed: held
- *	requests start or complete as they would have. true: the node gives up
- *	ownership: they fail with an I/O error, and so does every request the
- *	lease would hold from now on, until the role changes
- *	(chorus_dev_clear_held_fail())
- *
- * Context: process context.
- */
-void chorus_dev_release_held(struct chorus_volume *vol, bool fail)
-{
-	struct chorus_rq *rqd, *next;
-	LIST_HEAD(start);
-	LIST_HEAD(done);
-
-	spin_lock_irq(&vol->held_lock);
-	list_splice_init(&vol->held_start, &start);
-	list_splice_init(&vol->held_done, &done);
-	WRITE_ONCE(vol->nr_held, 0);
-	/* No application was told these stood: they fail with ownership. */
-	if (fail) {
-		list_splice_tail_init(&vol->held_disk, &done);
-		WRITE_ONCE(vol->nr_disk_held, 0);
-	}
-	vol->held_fail = fail;
-	spin_unlock_irq(&vol->held_lock);
-
-	list_for_each_entry_safe(rqd, next, &done, wait_entry) {
-		list_del_init(&rqd->wait_entry);
-		chorus_dev_end(vol, blk_mq_rq_from_pdu(rqd),
-			       fail ? BLK_STS_IOERR : READ_ONCE(rqd->status));
-	}
-	list_for_each_entry_safe(rqd, next, &start, wait_entry) {
-		list_del_init(&rqd->wait_entry);
-		if (fail)
-			chorus_dev_end(vol, blk_mq_rq_from_pdu(rqd),
-				       BLK_STS_IOERR);
-		else
-			chorus_dev_queue_work(blk_mq_rq_from_pdu(rqd));
-	}
-}
-
-/**
- * chorus_dev_disk_leave() - the failed local disk left the write set
- * @vol: the volume; its disk failed and its failure is recorded
- *
- * Writes and flushes held because their local part failed complete on the
- * members' acks (still held by the lease if its deadline passed); later
- * ones are not held for the disk.
- *
- * Context: process context.
- */
-void chorus_dev_disk_leave(struct chorus_volume *vol)
-{
-	struct chorus_rq *rqd, *next;
-	struct request *rq;
-	LIST_HEAD(done);
-
-	spin_lock_irq(&vol->held_lock);
-	WRITE_ONCE(vol->disk_left_writeset, true);
-	list_splice_init(&vol->held_disk, &done);
-	WRITE_ONCE(vol->nr_disk_held, 0);
-	spin_unlock_irq(&vol->held_lock);
-
-	list_for_each_entry_safe(rqd, next, &done, wait_entry) {
-		list_del_init(&rqd->wait_entry);
-		rq = blk_mq_rq_from_pdu(rqd);
-		if (!chorus_dev_hold(vol, rq, &vol->held_done))
-			chorus_dev_end(vol, rq, READ_ONCE(rqd->status));
-	}
-}
-
-/**
- * chorus_dev_clear_held_fail() - hold again what the lease holds
- * @vol: the volume, whose role just changed
- *
- * Context: any.
- */
-void chorus_dev_clear_held_fail(struct chorus_volume *vol)
-{
-	spin_lock_irq(&vol->held_lock);
-	vol->held_fail = false;
-	spin_unlock_irq(&vol->held_lock);
-}
-
-/**
- * chorus_dev_nr_held() - how many requests the lease deadline holds now
- * @vol: the volume
- *
- * Context: any.
- * Return: the number, possibly stale by the time it is used.
- */
-unsigned int chorus_dev_nr_held(struct chorus_volume *vol)
-{
-	return READ_ONCE(vol->nr_held);
 }
 
 /*
@@ -533,16 +433,7 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 	blk_mq_start_request(rq);
 	rqd->start_ns = ktime_get_ns();
-	rqd->status = BLK_STS_OK;
-	atomic_set(&rqd->copies, 0);
-	rqd->replicated = false;
-	rqd->local_failed = false;
-	rqd->local_read_failed = false;
-	rqd->reread = false;
-	rqd->fwd_replica = false;
-	rqd->range.in_tree = false;
-	rqd->fwd_id = 0;
-	atomic_set(&rqd->pending, 1);
+	chorus_rq_reset(rqd);
 
 	if (current->plug) {
 		chorus_dev_queue_work(rq);

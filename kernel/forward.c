@@ -237,6 +237,8 @@ static bool chorus_fwd_track(struct chorus_volume *vol, struct request *rq)
 	u32 id;
 
 	memset(rqd->seq, 0, sizeof(rqd->seq));
+	/* Whoever answers it owns the volume: not restarted at a hand-over. */
+	rqd->owner_gen = 0;
 	rqd->fwd_peer = NULL;
 	rqd->fwd_gen = 0;
 	rqd->fwd_tried = 0;
@@ -438,6 +440,22 @@ void chorus_fwd_resend(struct chorus_peer *peer, u32 gen)
 }
 
 /*
+ * Fail a forwarded request, already out of &chorus_fwd.inflight, that no
+ * node took before its deadline (or before this node's role changed).
+ */
+static void chorus_fwd_fail_expired(struct chorus_volume *vol,
+				    struct request *rq)
+{
+	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+
+	this_cpu_inc(vol->stats->forward_expired);
+	pr_warn_ratelimited("%s: no %s took a forwarded request in time: it fails\n",
+			    vol->name, rqd->fwd_replica ? "replica" : "owner");
+	WRITE_ONCE(rqd->status, BLK_STS_IOERR);
+	chorus_rq_put(rq);
+}
+
+/*
  * Fail every forwarded request that is not on a live session: all of
  * them when @all, else those past the forward timeout. A request on a
  * live session is being sent or served: its answer completes it. An
@@ -463,14 +481,8 @@ static void chorus_fwd_expire(struct chorus_volume *vol, bool all)
 		spin_unlock_irq(&fwd->lock);
 		if (reread)
 			chorus_fwd_reread(vol, rq, idx);
-		if (!fail)
-			continue;
-		this_cpu_inc(vol->stats->forward_expired);
-		pr_warn_ratelimited("%s: no %s took a forwarded request in time: it fails\n",
-				    vol->name,
-				    rqd->fwd_replica ? "replica" : "owner");
-		WRITE_ONCE(rqd->status, BLK_STS_IOERR);
-		chorus_rq_put(rq);
+		if (fail)
+			chorus_fwd_fail_expired(vol, rq);
 	}
 }
 
@@ -536,9 +548,7 @@ static void chorus_fwd_take_back_workfn(struct work_struct *work)
 		 * fails, as the expiry (at most a second away) would fail it.
 		 */
 		if (time_after(jiffies, rqd->fwd_deadline)) {
-			this_cpu_inc(vol->stats->forward_expired);
-			WRITE_ONCE(rqd->status, BLK_STS_IOERR);
-			chorus_rq_put(rq);
+			chorus_fwd_fail_expired(vol, rq);
 			continue;
 		}
 		chorus_repl_restart(vol, rq);

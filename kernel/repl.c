@@ -52,7 +52,7 @@ void chorus_repl_init(struct chorus_volume *vol)
 	INIT_LIST_HEAD(&repl->deferred);
 	INIT_WORK(&repl->defer_work, chorus_defer_workfn);
 	init_waitqueue_head(&repl->range_wq);
-	repl->role = CHORUS_ROLE_OWNER;
+	chorus_role_init(vol);
 	repl->request_timeout_ms = 10000;
 	repl->ping_interval_ms = 1000;
 	repl->ping_timeout_ms = 5000;
@@ -383,14 +383,44 @@ static void chorus_repl_fan_out(struct chorus_volume *vol, struct request *rq)
 	chorus_rq_put(rq);
 }
 
-/* A request ordered against overlapping ones goes to the peers, or the owner. */
+/*
+ * Readers: fan-outs that found this node the owner (chorus_repl_dispatch()).
+ * A hand-over waits for them (chorus_repl_owner_sync()).
+ */
+DEFINE_STATIC_SRCU(chorus_owner_srcu);
+
+/*
+ * A request ordered against overlapping ones goes to the peers, or the
+ * owner. What this node served as the owner for an access point, and that
+ * found it a replica since, is never forwarded on: it ends offline, and the
+ * access point sends it to the new owner (chorus_dev_restart()).
+ */
 static void chorus_repl_dispatch(struct chorus_volume *vol, struct request *rq)
 {
+	int idx = srcu_read_lock(&chorus_owner_srcu);
+
 	/* Pairs with chorus_repl_set_role(): the new owner's epoch is set. */
 	if (smp_load_acquire(&vol->repl.role) == CHORUS_ROLE_OWNER)
 		chorus_repl_fan_out(vol, rq);
+	else if (unlikely(chorus_fwd_served(rq)))
+		chorus_repl_fail(rq, BLK_STS_OFFLINE);
 	else
 		chorus_fwd_dispatch(vol, rq);
+	srcu_read_unlock(&chorus_owner_srcu, idx);
+}
+
+/**
+ * chorus_repl_owner_sync() - wait for the fan-outs that found this node
+ *	the owner
+ *
+ * After a hand-over changed the role, every request such a fan-out
+ * started is in a peer's &chorus_peer.inflight or done.
+ *
+ * Context: process context; may sleep.
+ */
+void chorus_repl_owner_sync(void)
+{
+	synchronize_srcu(&chorus_owner_srcu);
 }
 
 /**
@@ -554,8 +584,14 @@ enum blk_eh_timer_return chorus_repl_timeout(struct request *rq)
 	return BLK_EH_RESET_TIMER;
 }
 
-/* End every part @peer holds; with @status set unless it is BLK_STS_OK. */
-static void chorus_repl_held_end(struct chorus_peer *peer, blk_status_t status)
+/**
+ * chorus_repl_held_end() - end every part a peer holds
+ * @peer: the peer
+ * @status: set on each request unless it is BLK_STS_OK
+ *
+ * Context: process context.
+ */
+void chorus_repl_held_end(struct chorus_peer *peer, blk_status_t status)
 {
 	struct request *rq;
 	unsigned long idx;
@@ -615,6 +651,7 @@ void chorus_repl_stop(struct chorus_volume *vol)
 	int i;
 
 	lockdep_assert_held(&chorus_volumes_lock);
+	chorus_role_stop(vol);
 	mutex_lock(&vol->repl.conf_lock);
 	for (i = 0; i < CHORUS_MAX_PEERS; i++)
 		if (vol->repl.peers[i])
@@ -647,232 +684,6 @@ void chorus_repl_stop(struct chorus_volume *vol)
 void chorus_repl_held_complete(struct chorus_peer *peer)
 {
 	chorus_repl_held_end(peer, BLK_STS_OK);
-}
-
-/*
- * An owner steps down: what it holds for a peer it cannot reach would never
- * drain, and no ack for it can come at this epoch, so those writes fail. No
- * application saw them acknowledged; where they reached this node's disk,
- * the new owner's resync of the activity log it was shipped overwrites them
- * (Documentation/cluster.md, "Stepping down"). Parts for a connected peer
- * are left to drain. Context: conf_lock held.
- */
-static void chorus_repl_fail_unreachable(struct chorus_volume *vol)
-{
-	struct chorus_peer *peer;
-	bool connected;
-	int i;
-
-	lockdep_assert_held(&vol->repl.conf_lock);
-	for (i = 0; i < CHORUS_MAX_PEERS; i++) {
-		peer = vol->repl.peers[i];
-		if (!peer || xa_empty(&peer->inflight))
-			continue;
-		spin_lock_irq(&peer->lock);
-		connected = peer->conn_state == CHORUS_CONN_CONNECTED;
-		spin_unlock_irq(&peer->lock);
-		if (connected)
-			continue;
-		pr_warn("%s: stepping down: writes held for unreachable peer %u fail\n",
-			vol->name, peer->node_id);
-		chorus_repl_held_end(peer, BLK_STS_IOERR);
-	}
-}
-
-/*
- * An owner stepping down freezes its queue. A write failed above may start
- * one that waited for its range, held for the same unreachable peer for
- * good: while waiting, fail each second what was held meanwhile.
- */
-static int chorus_repl_step_down_freeze(struct chorus_volume *vol,
-					struct netlink_ext_ack *extack)
-{
-	int i;
-
-	lockdep_assert_held(&vol->repl.conf_lock);
-	chorus_dev_freeze_start(vol);
-	for (i = 0; i < 10; i++) {
-		if (chorus_dev_freeze_wait(vol, HZ))
-			return 0;
-		chorus_repl_fail_unreachable(vol);
-	}
-	chorus_dev_freeze_refused(vol, extack);
-	return -EBUSY;
-}
-
-/**
- * chorus_repl_accept_epoch() - a replica checks and records an epoch
- * @vol: the volume
- * @epoch: the epoch a message carries
- *
- * A higher epoch is written to the superblock before it is accepted, so a
- * replica never goes back to an older owner after a restart.
- *
- * Context: process context.
- * Return: 0, -ESTALE for an epoch older than the highest accepted, or the
- * error of the superblock write.
- */
-int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch)
-{
-	u64 highest;
-	int ret;
-
-	if (likely(epoch == READ_ONCE(vol->repl.epoch)))
-		return 0;
-	highest = chorus_meta_highest_epoch(vol);
-	if (epoch < highest)
-		return -ESTALE;
-	ret = chorus_meta_set_epoch(vol, epoch);
-	if (ret)
-		return ret;
-	WRITE_ONCE(vol->repl.epoch, epoch);
-	return 0;
-}
-
-/* The metadata side of becoming, or staying, the owner at @epoch. */
-static int chorus_repl_owner_meta(struct chorus_volume *vol, u64 epoch,
-				  struct netlink_ext_ack *extack)
-{
-	int ret = chorus_meta_set_epoch(vol, epoch);
-
-	if (ret) {
-		NL_SET_ERR_MSG(extack, "cannot write the epoch to the metadata");
-		return ret;
-	}
-	/*
-	 * Whatever the last owner may have had in flight is resynced; an
-	 * owner restating its epoch keeps its own log.
-	 */
-	if (vol->repl.role != CHORUS_ROLE_OWNER) {
-		ret = chorus_al_fold(vol);
-		if (ret) {
-			NL_SET_ERR_MSG(extack, "cannot read or fold the activity log");
-			return ret;
-		}
-	}
-	chorus_al_owner_start(vol);
-	return 0;
-}
-
-/*
- * Whether this node may take @role at @epoch: a diskless access point or a
- * node whose disk failed has no copy to own, and a new owner needs a newer
- * epoch than any this replica accepted (only the owner itself may restate
- * its own). Context: chorus_repl.conf_lock held.
- */
-static int chorus_repl_may_own(struct chorus_volume *vol, enum chorus_role role,
-			       u64 epoch, struct netlink_ext_ack *extack)
-{
-	bool owner = vol->repl.role == CHORUS_ROLE_OWNER;
-	u64 highest = chorus_meta_highest_epoch(vol);
-
-	lockdep_assert_held(&vol->repl.conf_lock);
-	if (role != CHORUS_ROLE_OWNER)
-		return 0;
-	if (vol->diskless) {
-		NL_SET_ERR_MSG(extack,
-			       "a diskless access point cannot be the owner: it has no replica");
-		return -EINVAL;
-	}
-	if (!owner && chorus_disk_failed(vol)) {
-		NL_SET_ERR_MSG(extack,
-			       "the local disk failed and is detached: this node has no up-to-date copy to own");
-		return -EIO;
-	}
-	if (epoch < highest || (epoch == highest && !owner)) {
-		NL_SET_ERR_MSG(extack,
-			       "epoch is older than the highest this replica accepted (or equal to it)");
-		return -ESTALE;
-	}
-	return 0;
-}
-
-/**
- * chorus_repl_set_role() - make this node the owner or a replica
- * @vol: the volume
- * @role: the new role
- * @epoch: the owner's epoch, for %CHORUS_ROLE_OWNER
- * @extack: where to say why not
- *
- * Every session is closed and reopened, so that peers learn the new role
- * in the handshake; the queue is frozen meanwhile, except when a replica
- * becomes the owner (see chorus_repl.role).
- *
- * Context: process context, chorus_repl.conf_lock held.
- * Return: 0 or a negative errno with a message in @extack.
- */
-int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
-			 u64 epoch, struct netlink_ext_ack *extack)
-{
-	struct chorus_repl *repl = &vol->repl;
-	u64 highest = chorus_meta_highest_epoch(vol);
-	/* A forwarder that becomes the owner keeps what it forwarded. */
-	bool take_back = repl->role != CHORUS_ROLE_OWNER &&
-			 role == CHORUS_ROLE_OWNER;
-	int i, ret;
-
-	lockdep_assert_held(&repl->conf_lock);
-	ret = chorus_repl_may_own(vol, role, epoch, extack);
-	if (ret)
-		return ret;
-	/*
-	 * A node that gives up ownership fails what an expired lease holds,
-	 * and what waits for a peer it cannot reach; a replica that stays one
-	 * fails what it holds for an owner: the freeze below would wait for
-	 * them forever. A replica that becomes the owner is not frozen: what
-	 * it forwarded stays in flight, held (its sessions end below), and is
-	 * started here once it is the owner. Until then its role says
-	 * replica, so nothing else reaches the activity log or the peers.
-	 */
-	if (repl->role != CHORUS_ROLE_OWNER && !take_back)
-		chorus_fwd_fail_all(vol);
-	if (role != CHORUS_ROLE_OWNER) {
-		chorus_dev_release_held(vol, true);
-		if (repl->role == CHORUS_ROLE_OWNER) {
-			chorus_al_set_stopping(vol, true);
-			chorus_repl_fail_unreachable(vol);
-		}
-	}
-	if (take_back)
-		ret = 0;
-	else if (repl->role == CHORUS_ROLE_OWNER && role != CHORUS_ROLE_OWNER)
-		ret = chorus_repl_step_down_freeze(vol, extack);
-	else
-		ret = chorus_dev_freeze(vol, extack);
-	if (ret) {
-		chorus_al_set_stopping(vol, false);
-		return ret;
-	}
-	if (role == CHORUS_ROLE_OWNER) {
-		ret = chorus_repl_owner_meta(vol, epoch, extack);
-		if (ret)
-			goto unfreeze;
-	} else {
-		epoch = highest;
-		/* Nothing is in flight: a clean handover needs no resync. */
-		if (repl->role == CHORUS_ROLE_OWNER && chorus_al_clear(vol))
-			pr_warn("%s: cannot clear the activity log\n", vol->name);
-	}
-	for (i = 0; i < CHORUS_MAX_PEERS; i++)
-		if (repl->peers[i])
-			chorus_peer_teardown(repl->peers[i], "role changed");
-	WRITE_ONCE(repl->epoch, epoch);
-	/* Pairs with chorus_repl_dispatch(): the epoch before the role. */
-	smp_store_release(&repl->role, role);
-	if (take_back)
-		chorus_fwd_take_back(vol);
-	chorus_dev_clear_held_fail(vol);
-	for (i = 0; i < CHORUS_MAX_PEERS; i++)
-		if (repl->peers[i] && READ_ONCE(repl->peers[i]->want_connect))
-			chorus_peer_connect(repl->peers[i]);
-	pr_info("%s: role %s, epoch %llu\n", vol->name,
-		role == CHORUS_ROLE_OWNER ? "owner" : "replica", epoch);
-unfreeze:
-	if (!take_back)
-		chorus_dev_unfreeze(vol);
-	if (!ret)
-		chorus_genl_notify(vol, CHORUS_EVENT_ROLE);
-	return ret;
 }
 
 /* An answer from a replica to one of this owner's requests. */

@@ -397,7 +397,17 @@ struct chorus_fwd {
  * @role: &enum chorus_role, changed under @conf_lock with the queue frozen,
  *	except when a replica becomes the owner: its forwarded requests would
  *	never drain, so it publishes the role with smp_store_release() after
- *	@epoch, and takes them back (chorus_fwd_take_back(), from a work)
+ *	@epoch, and takes them back (chorus_fwd_take_back(), from a work); and
+ *	when an owner whose lease expired hands over (chorus_repl_hand_over()):
+ *	then also under chorus_volume.held_lock, before @handover_gen
+ * @handover_gen: counts hand-overs, never 0: a request started as the owner
+ *	records it (chorus_rq.owner_gen) and is started again, not completed,
+ *	once it changed. Written with smp_store_release() under @conf_lock and
+ *	chorus_volume.held_lock, after @role; read with smp_load_acquire()
+ * @handover_redial: slots of the peers the hand-over disconnected, to dial
+ *	again once this node's own bios to its disk ended (@handover_work), or
+ *	by the next role change; under @conf_lock
+ * @handover_work: the rest of a hand-over, see chorus_repl_hand_over()
  * @epoch: the owner's epoch. On the owner, set under @conf_lock, before
  *	@role. On a replica, set with WRITE_ONCE by a receive thread
  *	once chorus_meta_set_epoch() recorded a higher one on disk
@@ -434,6 +444,9 @@ struct chorus_repl {
 	struct chorus_peer *peers[CHORUS_MAX_PEERS];
 	int nr_peers;
 	enum chorus_role role;
+	u32 handover_gen;
+	unsigned long handover_redial; /* under conf_lock */
+	struct work_struct handover_work;
 	u64 epoch;
 	u64 owner_epoch; /* under meta_lock */
 	u64 owner_incarnation; /* under meta_lock */
@@ -503,6 +516,10 @@ struct chorus_range {
  *	had failed (disk.c): it succeeds only if @copies is not 0.
  *	WRITE_ONCE from bio completion, read after the last reference
  * @start_ns: ktime_get_ns() when it was queued, for its latency (latency.c)
+ * @owner_gen: chorus_repl.handover_gen when it was started as the owner's
+ *	request, 0 for one forwarded or started on a node that is not the
+ *	owner. Set by chorus_dev_start(), cleared by chorus_fwd_track(); read
+ *	after the last reference
  */
 struct chorus_rq {
 	atomic_t pending;
@@ -524,6 +541,7 @@ struct chorus_rq {
 	bool local_read_failed;
 	bool reread;
 	u64 start_ns;
+	u32 owner_gen;
 };
 
 /* repl.c */
@@ -551,6 +569,12 @@ int chorus_replica_request(struct chorus_conn *conn,
 int chorus_replica_answer(struct chorus_conn *conn,
 			  const struct chorus_wire_hdr *hdr, u8 type, u32 status);
 void chorus_pages_free(struct page **pages, unsigned int nr);
+void chorus_repl_held_end(struct chorus_peer *peer, blk_status_t status);
+void chorus_repl_owner_sync(void);
+
+/* role.c */
+void chorus_role_init(struct chorus_volume *vol);
+void chorus_role_stop(struct chorus_volume *vol);
 int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			 u64 epoch, struct netlink_ext_ack *extack);
 int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch);

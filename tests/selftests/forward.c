@@ -51,6 +51,8 @@ FIXTURE_VARIANT_ADD(forward, tcp) {
 		       "owner_destroyed_with_a_served_write_its_lease_holds "
 		       "stale_forwarded_write_fails_never_overwrites "
 		       "queued_write_times_out_from_its_arrival "
+		       "expired_owner_steps_down_and_hands_its_writes_over "
+		       "handed_over_write_past_its_deadline_fails_never_lands "
 		       "diskless_access_point_fio_ext4",
 };
 
@@ -86,6 +88,7 @@ FIXTURE_TEARDOWN(forward)
 
 	rl_on(PEER, "ip link set eth0 up; tc qdisc del dev eth0 root 2>/dev/null; "
 	      "umount " MNT " 2>/dev/null; true");
+	run("pkill -f 'ack_writer[.]py' && sleep 1; true");
 	run("tc qdisc del dev eth0 root 2>/dev/null; umount " MNT " 2>/dev/null; rm -f %s; true",
 	    self->acked);
 	/* Unload with the session up: both sides must let go. */
@@ -356,6 +359,149 @@ TEST_F_TIMEOUT(forward, stale_forwarded_write_fails_never_overwrites, 300)
 	EXPECT_TRUE(block_is(1, RL_BACKING, 5, 0x22)) TH_LOG("the newer write was overwritten");
 	EXPECT_TRUE(block_is(PEER, RL_BACKING, 5, 0x22)) TH_LOG("the replica lacks the newer write");
 	replicas_identical();
+}
+
+/* Wait up to @timeout_s (scaled) until vm1 holds at least @n requests. */
+static bool vm1_holds(unsigned int n, int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL * rl_scale();
+	char held[4352];	/* rl_ctl() is a path */
+
+	snprintf(held, sizeof(held), "%s volume status " VOL " --json | jq -r .held_io", rl_ctl());
+	while (rl_cmd_u64(1, held) < n && now_ms() < end)
+		usleep(200 * 1000);
+	return rl_cmd_u64(1, held) >= n;
+}
+
+/* Wait up to @timeout_s (scaled) until @log has at least @n lines. */
+static bool acks_reach(const char *log, int n, int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL * rl_scale();
+
+	while (lines_of(log) < n && now_ms() < end)
+		usleep(250 * 1000);
+	return lines_of(log) >= n;
+}
+
+/* Wait up to @timeout_s (scaled) until @log has not grown for @quiet_s. */
+static bool acks_stall(const char *log, int quiet_s, int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL * rl_scale();
+	int before;
+
+	do {
+		before = lines_of(log);
+		sleep(quiet_s);
+		if (lines_of(log) == before)
+			return true;
+	} while (now_ms() < end);
+	return false;
+}
+
+#define ACK_WRITER "setsid python3 %s/tests/selftests/ack_writer.py write /dev/chorus0 %s " \
+		   "--blocks 1024 --first %d >/dev/null 2>&1 </dev/null &"
+#define ACK_VERIFY "python3 %s/tests/selftests/ack_writer.py verify %s %s 2>&1"
+
+/*
+ * An owner past its lease deadline that steps down, as chorusd does once
+ * it finds another node owns the volume, hands over what it holds. vm1,
+ * the owner, writes with two ack_writer.py (O_DSYNC, one write in flight
+ * each); its deadline passes and the writes stall, held; vm2 becomes the
+ * owner at a higher epoch, then vm1 a replica. Until stop 45 the held
+ * writes failed at that step, and the writers died of the I/O error; now
+ * they start again, forwarded to vm2, and the writers go on through vm1
+ * as an access point. vm1 acknowledged nothing while it was held, every
+ * acknowledged write is on both disks once vm1 is resynced, and the disks
+ * match.
+ */
+TEST_F_TIMEOUT(forward, expired_owner_steps_down_and_hands_its_writes_over, 300)
+{
+	char out[512], acked2[600];
+	int held;
+
+	snprintf(acked2, sizeof(acked2), "%s.2", self->acked);
+	ASSERT_EQ(0, run(ACK_WRITER, chorus_src(), self->acked, 0));
+	ASSERT_EQ(0, run(ACK_WRITER, chorus_src(), acked2, 1024));
+	ASSERT_TRUE(acks_reach(self->acked, 50, 60)) TH_LOG("the writer is stuck");
+	ASSERT_TRUE(acks_reach(acked2, 50, 60)) TH_LOG("the second writer is stuck");
+	ASSERT_EQ(0, run("%s lease set --valid-for 1000 >/dev/null", rl_ctl()));
+	ASSERT_TRUE(acks_stall(self->acked, 3, 30)) TH_LOG("vm1 went on writing past its deadline");
+	ASSERT_TRUE(acks_stall(acked2, 1, 30));
+	held = lines_of(self->acked) + lines_of(acked2);
+	EXPECT_TRUE(vm1_holds(1, 5)) TH_LOG("vm1 holds none of its writes");
+
+	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
+			   EPOCH + 1));
+	sleep(2);
+	EXPECT_EQ(held, lines_of(self->acked) + lines_of(acked2))
+		TH_LOG("vm1 acknowledged writes past its deadline");
+	ASSERT_EQ(0, run("%s volume role " VOL " replica >/dev/null", rl_ctl()));
+	EXPECT_TRUE(acks_reach(self->acked, lines_of(self->acked) + 50, 60))
+		TH_LOG("the writer did not go on through vm2");
+	EXPECT_TRUE(acks_reach(acked2, lines_of(acked2) + 50, 60))
+		TH_LOG("the second writer did not go on through vm2");
+	EXPECT_EQ(0, run("test $(pgrep -fc 'ack_writer[.]py') = 2"))
+		TH_LOG("a writer died: an I/O error reached it");
+	run("pkill -f 'ack_writer[.]py'; sleep 1");
+	EXPECT_EQ(0, run_out(out, sizeof(out), "dmesg | grep -o '" VOL ": role replica, epoch %d: "
+			     "handed over past the lease deadline.*'", EPOCH))
+		TH_LOG("no hand-over in vm1's log");
+	TH_LOG("%d writes acknowledged before the deadline, %d in all; vm1: %s", held,
+	       lines_of(self->acked) + lines_of(acked2), out);
+	EXPECT_LT(0, fwd_counter(1, "forwarded")) TH_LOG("vm1 forwarded nothing");
+
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "repl_state", "up-to-date", 120));
+	EXPECT_EQ(0, run_out(out, sizeof(out), ACK_VERIFY, chorus_src(), RL_BACKING,
+			     self->acked)) TH_LOG("vm1's disk: %s", out);
+	EXPECT_EQ(0, run_out(out, sizeof(out), ACK_VERIFY, chorus_src(), RL_BACKING, acked2))
+		TH_LOG("vm1's disk, second writer: %s", out);
+	EXPECT_EQ(0, rl_on_out(PEER, out, sizeof(out), ACK_VERIFY, chorus_src(), RL_BACKING,
+			       self->acked)) TH_LOG("vm2's disk: %s", out);
+	EXPECT_EQ(0, rl_on_out(PEER, out, sizeof(out), ACK_VERIFY, chorus_src(), RL_BACKING,
+			       acked2)) TH_LOG("vm2's disk, second writer: %s", out);
+	replicas_identical();
+	run("rm -f %s; %s lease set --disarm >/dev/null", acked2, rl_ctl());
+}
+
+/*
+ * A held write handed over past its forward deadline, counted from its
+ * arrival, fails and lands nowhere, not even once there is an owner again
+ * (rule 2 of forwarding.md's "Stale writes": a multipath host has resent
+ * it elsewhere by then). vm1's deadline has passed; it holds a write for
+ * 4 s, longer than its forward timeout (3 s), then steps down with no
+ * owner anywhere; then vm2 becomes the owner. Until stop 45 the step-down
+ * failed the write outright; now it is forwarded and expires
+ * (forward_expired), so this also shows it took the forwarding path.
+ */
+TEST_F_TIMEOUT(forward, handed_over_write_past_its_deadline_fails_never_lands, 300)
+{
+	pid_t w;
+	int st;
+
+	ASSERT_EQ(0, run("echo 3000 > " FWD_PARAM));
+	ASSERT_EQ(0, run("%s lease set --valid-for 0 >/dev/null", rl_ctl()));
+	w = fork();
+	if (w == 0)
+		_exit(run(WRITE_BLOCK, 0x6b, 10) ? 1 : 0);
+	ASSERT_LT(0, w);
+	env_track_pid(&self->env, w);
+	ASSERT_TRUE(vm1_holds(1, 20)) TH_LOG("vm1 does not hold its write");
+	sleep(4);
+	ASSERT_EQ(0, run("%s volume role " VOL " replica >/dev/null", rl_ctl()));
+	ASSERT_EQ(w, waitpid(w, &st, 0));
+	self->env.npids = 0;
+	EXPECT_FALSE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("the aged write succeeded with no owner anywhere");
+	EXPECT_LE(1, fwd_counter(1, "forward_expired")) TH_LOG("it did not expire as a forward");
+
+	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
+			   EPOCH + 1));
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "conn_state", "connected", 60));
+	sleep(2);	/* a late send, if there were one, would have landed by now */
+	EXPECT_TRUE(block_is(1, RL_BACKING, 10, 0)) TH_LOG("vm1's disk has the failed write");
+	EXPECT_TRUE(block_is(PEER, RL_BACKING, 10, 0)) TH_LOG("vm2's disk has the failed write");
+	replicas_identical();
+	run("%s lease set --disarm >/dev/null", rl_ctl());
 }
 
 /*
