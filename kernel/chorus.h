@@ -403,6 +403,8 @@ void chorus_dev_end(struct chorus_volume *vol, struct request *rq,
 		    blk_status_t status);
 void chorus_dev_queue_work(struct request *rq);
 void chorus_dev_restart(struct chorus_volume *vol, struct request *rq);
+void chorus_dev_done(struct chorus_volume *vol, struct request *rq,
+		     blk_status_t status);
 
 /* dev_held.c */
 enum chorus_hold chorus_dev_hold(struct chorus_volume *vol, struct request *rq,

@@ -148,6 +148,30 @@ static bool chorus_dev_may_reread(struct chorus_volume *vol)
 }
 
 /**
+ * chorus_dev_done() - complete a done request, unless the lease holds it or
+ *	a hand-over superseded it
+ * @vol: the volume
+ * @rq: the request, its range released
+ * @status: what it completes with
+ *
+ * Context: any, including hard irq.
+ */
+void chorus_dev_done(struct chorus_volume *vol, struct request *rq,
+		     blk_status_t status)
+{
+	switch (chorus_dev_hold(vol, rq, &vol->held_done)) {
+	case CHORUS_HOLD_NONE:
+		chorus_dev_end(vol, rq, status);
+		break;
+	case CHORUS_HOLD_RESTART:
+		chorus_dev_restart(vol, rq);
+		break;
+	case CHORUS_HOLD_TAKEN:
+		break;
+	}
+}
+
+/**
  * chorus_rq_put() - drop a reference on a request; the last completes it
  * @rq: the request
  *
@@ -185,16 +209,7 @@ void chorus_rq_put(struct request *rq)
 	chorus_repl_rq_done(vol, rq);
 	if (status == BLK_STS_OK && chorus_dev_hold_disk(vol, rq))
 		return;
-	switch (chorus_dev_hold(vol, rq, &vol->held_done)) {
-	case CHORUS_HOLD_NONE:
-		chorus_dev_end(vol, rq, status);
-		break;
-	case CHORUS_HOLD_RESTART:
-		chorus_dev_restart(vol, rq);
-		break;
-	case CHORUS_HOLD_TAKEN:
-		break;
-	}
+	chorus_dev_done(vol, rq, status);
 }
 
 static void chorus_clone_endio(struct bio *clone)

@@ -200,16 +200,7 @@ void chorus_dev_disk_leave(struct chorus_volume *vol)
 	list_for_each_entry_safe(rqd, next, &done, wait_entry) {
 		list_del_init(&rqd->wait_entry);
 		rq = blk_mq_rq_from_pdu(rqd);
-		switch (chorus_dev_hold(vol, rq, &vol->held_done)) {
-		case CHORUS_HOLD_NONE:
-			chorus_dev_end(vol, rq, READ_ONCE(rqd->status));
-			break;
-		case CHORUS_HOLD_RESTART:
-			chorus_dev_restart(vol, rq);
-			break;
-		case CHORUS_HOLD_TAKEN:
-			break;
-		}
+		chorus_dev_done(vol, rq, READ_ONCE(rqd->status));
 	}
 }
 
