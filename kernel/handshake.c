@@ -48,16 +48,13 @@ static void chorus_hello_fill(struct chorus_peer *peer,
 	h->incarnation = cpu_to_le64(vol->incarnation);
 }
 
-/*
- * Check a peer's HELLO or HELLO_ACK (chorus_wire_check_hello()). Returns a
- * wire status and sets *why to a reason when it refuses.
- */
-static u32 chorus_hello_check(struct chorus_peer *peer,
-			      const struct chorus_wire_hello *h,
-			      const char **why)
+/* What this node expects of @peer's HELLO (chorus_wire_check_hello()). */
+static void chorus_hello_want(struct chorus_peer *peer,
+			      struct chorus_wire_hello_want *want)
 {
 	struct chorus_volume *vol = peer->vol;
-	struct chorus_wire_hello_want want = {
+
+	*want = (struct chorus_wire_hello_want) {
 		.node_id = vol->node_id,
 		.peer_node_id = peer->node_id,
 		.data_sectors = vol->nr_sectors,
@@ -67,15 +64,27 @@ static u32 chorus_hello_check(struct chorus_peer *peer,
 		.we_own = READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER,
 		.epoch = READ_ONCE(vol->repl.epoch),
 	};
-	u32 status;
-
-	export_uuid(want.volume_uuid, &vol->uuid);
+	export_uuid(want->volume_uuid, &vol->uuid);
 	/* The highest epoch on disk and the owner followed, as one. */
 	mutex_lock(&vol->repl.meta_lock);
-	want.highest_epoch = le64_to_cpu(vol->meta.super->highest_epoch);
-	want.owner_epoch = vol->repl.owner_epoch;
-	want.owner_incarnation = vol->repl.owner_incarnation;
+	want->highest_epoch = le64_to_cpu(vol->meta.super->highest_epoch);
+	want->owner_epoch = vol->repl.owner_epoch;
+	want->owner_incarnation = vol->repl.owner_incarnation;
 	mutex_unlock(&vol->repl.meta_lock);
+}
+
+/*
+ * Check a peer's HELLO or HELLO_ACK (chorus_wire_check_hello()). Returns a
+ * wire status and sets *why to a reason when it refuses.
+ */
+static u32 chorus_hello_check(struct chorus_peer *peer,
+			      const struct chorus_wire_hello *h,
+			      const char **why)
+{
+	struct chorus_wire_hello_want want;
+	u32 status;
+
+	chorus_hello_want(peer, &want);
 	status = chorus_wire_check_hello(h, &want, why);
 	/* Not a wire check: it needs the peer slot (peer.c). */
 	if (status == CHORUS_WIRE_OK && want.we_own &&
@@ -85,6 +94,22 @@ static u32 chorus_hello_check(struct chorus_peer *peer,
 		status = CHORUS_WIRE_REFUSED;
 	}
 	return status;
+}
+
+/*
+ * Whether @h is evidence that @peer superseded this owner: it owns at a
+ * higher epoch (check 8b), and this node, past its lease deadline, may
+ * believe it. The caller checks the proof that @h is the peer's.
+ */
+static bool chorus_hello_supersedes(struct chorus_peer *peer,
+				    const struct chorus_wire_hello *h)
+{
+	struct chorus_wire_hello_want want;
+
+	if (peer->diskless || !chorus_lease_expired())
+		return false;
+	chorus_hello_want(peer, &want);
+	return chorus_wire_hello_supersedes(h, &want);
 }
 
 static const char *chorus_wire_status_text(u32 status)
@@ -151,13 +176,40 @@ static void chorus_auth_refused(struct chorus_peer *peer,
  * @ack: the HELLO_ACK received
  * @proof: the AUTH sent
  * @auth: this node has a secret: the HELLO carries @hello.auth
+ * @refused: the status of the HELLO_ACK or AUTH_ACK that refused, else OK
  */
 struct chorus_dial {
 	struct chorus_wire_hello_full hello;
 	struct chorus_wire_hello_full ack;
 	struct chorus_wire_auth proof;
 	bool auth;
+	u32 refused;
 };
+
+/* Check the acceptor's proof over both hellos: NULL, or why it fails. */
+static const char *chorus_dial_check_proof(struct chorus_peer *peer,
+					   struct chorus_dial *d)
+{
+	u64 id = le64_to_cpu(d->ack.auth.key_ids[0]);
+	const char *why;
+
+	if (chorus_wire_check_hello_auth(&d->ack.auth, CHORUS_MSG_HELLO_ACK, &why))
+		return why;
+	if (id != le64_to_cpu(d->hello.auth.key_ids[0]) &&
+	    id != le64_to_cpu(d->hello.auth.key_ids[1]))
+		return "peer chose a secret this node did not offer";
+	if (!memcmp(d->ack.auth.nonce, d->hello.auth.nonce,
+		    CHORUS_AUTH_NONCE_LEN)) {
+		chorus_auth_refused(peer, &peer->addr, "peer sent this node's own nonce back");
+		return "peer sent this node's own nonce back";
+	}
+	if (chorus_auth_verify(id, CHORUS_AUTH_ACCEPTOR, &d->hello, &d->ack,
+			       d->ack.auth.mac)) {
+		chorus_auth_refused(peer, &peer->addr, "wrong proof of the peer secret");
+		return "peer failed authentication: wrong proof of the peer secret";
+	}
+	return NULL;
+}
 
 /* Check the acceptor's proof; send ours and wait for its verdict. */
 static const char *chorus_dial_prove(struct chorus_peer *peer,
@@ -170,22 +222,9 @@ static const char *chorus_dial_prove(struct chorus_peer *peer,
 	u32 status;
 	int ret;
 
-	if (chorus_wire_check_hello_auth(&d->ack.auth, CHORUS_MSG_HELLO_ACK, &why))
+	why = chorus_dial_check_proof(peer, d);
+	if (why)
 		return why;
-	if (id != le64_to_cpu(d->hello.auth.key_ids[0]) &&
-	    id != le64_to_cpu(d->hello.auth.key_ids[1]))
-		return "peer chose a secret this node did not offer";
-	if (!memcmp(d->ack.auth.nonce, d->hello.auth.nonce,
-		    CHORUS_AUTH_NONCE_LEN)) {
-		chorus_auth_refused(peer, &peer->addr, "peer sent this node's own nonce back");
-		return "peer sent this node's own nonce back";
-	}
-	ret = chorus_auth_verify(id, CHORUS_AUTH_ACCEPTOR, &d->hello, &d->ack,
-				 d->ack.auth.mac);
-	if (ret) {
-		chorus_auth_refused(peer, &peer->addr, "wrong proof of the peer secret");
-		return "peer failed authentication: wrong proof of the peer secret";
-	}
 	ret = chorus_auth_mac(id, CHORUS_AUTH_DIALLER, &d->hello, &d->ack,
 			      d->proof.mac);
 	if (ret)
@@ -199,11 +238,58 @@ static const char *chorus_dial_prove(struct chorus_peer *peer,
 	if (ret || hdr.type != CHORUS_MSG_AUTH_ACK)
 		return "handshake failed";
 	status = le32_to_cpu(hdr.status);
+	d->refused = status;
 	if (status == CHORUS_WIRE_AUTH_FAILED) {
 		chorus_auth_refused(peer, &peer->addr, "peer refused this node's proof");
 		return "peer refused this node's proof: the secrets differ";
 	}
 	return status == CHORUS_WIRE_OK ? NULL : chorus_wire_status_text(status);
+}
+
+/*
+ * A STALE_EPOCH answer to this owner may come from its successor: a hello
+ * that owns at a higher epoch, signed with the acceptor's proof over both
+ * hellos when there is a peer secret ("A successor's hand-over" in
+ * Documentation/wire-protocol.rst). Past the lease deadline, that hands
+ * this node's I/O over to it (chorus_repl_superseded()).
+ */
+static void chorus_dial_superseded(struct chorus_peer *peer,
+				   struct chorus_dial *d,
+				   const struct chorus_wire_hdr *hdr)
+{
+	bool signed_ack = le16_to_cpu(hdr->flags) & CHORUS_MSG_F_AUTH;
+	u32 len = le32_to_cpu(hdr->payload_len);
+
+	if (signed_ack != d->auth ||
+	    len != (d->auth ? sizeof(d->ack) : sizeof(d->ack.hello)) ||
+	    !chorus_hello_supersedes(peer, &d->ack.hello))
+		return;
+	if (d->auth && chorus_dial_check_proof(peer, d))
+		return;
+	chorus_repl_superseded(peer, le64_to_cpu(d->ack.hello.epoch));
+}
+
+/* The HELLO_ACK is of an owner at a lower epoch than this owner's. */
+static bool chorus_dial_stale_owner(struct chorus_peer *peer,
+				    const struct chorus_dial *d)
+{
+	struct chorus_volume *vol = peer->vol;
+
+	return READ_ONCE(vol->repl.role) == CHORUS_ROLE_OWNER &&
+	       (le32_to_cpu(d->ack.hello.flags) & CHORUS_HELLO_F_OWNER) &&
+	       le64_to_cpu(d->ack.hello.epoch) < READ_ONCE(vol->repl.epoch);
+}
+
+/*
+ * A NOT_MEMBER from the owner this owner supersedes, its hello in the
+ * HELLO_ACK: it is handing over (chorus_accept_done()), and takes this
+ * node's session once it is a replica.
+ */
+static bool chorus_dial_handing_over(struct chorus_peer *peer,
+				     const struct chorus_dial *d)
+{
+	return d->refused == CHORUS_WIRE_NOT_MEMBER &&
+	       chorus_dial_stale_owner(peer, d);
 }
 
 /* Send HELLO on connection @i, check the HELLO_ACK, authenticate. */
@@ -235,8 +321,12 @@ static const char *chorus_dial_one(struct chorus_peer *peer,
 		return "handshake failed";
 	status = le32_to_cpu(hdr.status);
 	if (status != CHORUS_WIRE_OK) {
-		if (status == CHORUS_WIRE_STALE_EPOCH)
+		d->refused = status;
+		seen->handing_over = chorus_dial_handing_over(peer, d);
+		if (status == CHORUS_WIRE_STALE_EPOCH) {
 			WRITE_ONCE(peer->fenced, true);
+			chorus_dial_superseded(peer, d, &hdr);
+		}
 		if (status == CHORUS_WIRE_AUTH_FAILED)
 			chorus_auth_refused(peer, &peer->addr,
 					    chorus_wire_status_text(status));
@@ -247,12 +337,23 @@ static const char *chorus_dial_one(struct chorus_peer *peer,
 		return d->auth ? "peer accepted without authentication: refused" :
 				 "peer authenticates, but this node has no peer secret";
 	status = chorus_hello_check(peer, &d->ack.hello, &why);
-	if (status != CHORUS_WIRE_OK)
+	if (status != CHORUS_WIRE_OK) {
+		/*
+		 * A stale owner that challenges this one wants its proof to
+		 * hand over (chorus_accept_done()): prove, never join.
+		 */
+		if (d->auth && chorus_dial_stale_owner(peer, d)) {
+			chorus_dial_prove(peer, conn, d);
+			seen->handing_over = chorus_dial_handing_over(peer, d);
+		}
 		return why;
+	}
 	if (d->auth) {
 		why = chorus_dial_prove(peer, conn, d);
-		if (why)
+		if (why) {
+			seen->handing_over = chorus_dial_handing_over(peer, d);
 			return why;
+		}
 	}
 	seen->owner = le32_to_cpu(d->ack.hello.flags) & CHORUS_HELLO_F_OWNER;
 	seen->epoch = le64_to_cpu(d->ack.hello.epoch);
@@ -326,6 +427,9 @@ static bool chorus_peer_may_use(struct chorus_peer *peer,
  * @key_id: the secret both prove with; 0: authentication off
  * @auth: the HELLO carried an authentication part
  * @await_proof: the HELLO_ACK went out with ours: AUTH comes next
+ * @successor: the HELLO says the dialler owns at a higher epoch than this
+ *	owner past its lease deadline (chorus_hello_supersedes()): once it
+ *	is proven, this node hands over instead of joining
  */
 struct chorus_accept {
 	struct chorus_wire_hello_full theirs;
@@ -336,6 +440,7 @@ struct chorus_accept {
 	u64 key_id;
 	bool auth;
 	bool await_proof;
+	bool successor;
 };
 
 /*
@@ -375,11 +480,12 @@ static void chorus_peer_refused(struct chorus_peer *peer, const char *why)
 
 /*
  * Whether the peer may make this connection now, and its HELLO matches:
- * a wire status. Context: the locks of chorus_handshake_peer().
+ * a wire status. A successor's HELLO (check 8b) passes, with
+ * @acc->successor set. Context: the locks of chorus_handshake_peer().
  */
 static u32 chorus_accept_admit(struct chorus_conn *conn,
 			       struct chorus_peer *peer,
-			       const struct chorus_accept *acc)
+			       struct chorus_accept *acc)
 {
 	const char *why;
 	u32 status;
@@ -400,6 +506,11 @@ static u32 chorus_accept_admit(struct chorus_conn *conn,
 		return CHORUS_WIRE_REFUSED;
 	}
 	status = chorus_hello_check(peer, &acc->theirs.hello, &why);
+	acc->successor = status == CHORUS_WIRE_REFUSED &&
+			 acc->theirs.hello.session_id &&
+			 chorus_hello_supersedes(peer, &acc->theirs.hello);
+	if (acc->successor)
+		return CHORUS_WIRE_OK;
 	if (status != CHORUS_WIRE_OK || !acc->theirs.hello.session_id) {
 		why = why ?: "no session id";
 		pr_info_ratelimited("%s: peer %u: refused: %s\n",
@@ -494,10 +605,13 @@ static u32 chorus_accept_choose(struct chorus_peer *peer,
 	return CHORUS_WIRE_OK;
 }
 
-/* Answer a HELLO with the acceptor's nonce and proof. */
+/*
+ * Answer a HELLO with the acceptor's nonce and proof, and @status: OK is
+ * the challenge (AUTH comes next); STALE_EPOCH a signed refusal.
+ */
 static int chorus_accept_challenge(struct chorus_conn *conn,
 				   struct chorus_peer *peer,
-				   struct chorus_accept *acc)
+				   struct chorus_accept *acc, u32 status)
 {
 	const struct chorus_wire_hello *theirs = &acc->theirs.hello;
 	struct chorus_wire_hello_auth *a = &acc->ours.auth;
@@ -519,10 +633,43 @@ static int chorus_accept_challenge(struct chorus_conn *conn,
 	chorus_wire_init_hdr(&hdr, CHORUS_MSG_HELLO_ACK, 0, 0, 0, 0);
 	hdr.flags = cpu_to_le16(CHORUS_MSG_F_AUTH);
 	hdr.payload_len = cpu_to_le32(sizeof(acc->ours));
+	hdr.status = cpu_to_le32(status);
 	ret = chorus_conn_send(conn, &hdr, &acc->ours, NULL);
-	if (!ret)
-		acc->await_proof = true;
-	return ret;
+	if (ret || status != CHORUS_WIRE_OK)
+		return ret ?: -ECONNREFUSED;
+	acc->await_proof = true;
+	return 0;
+}
+
+/*
+ * Refuse a HELLO as STALE_EPOCH. With a peer secret the refusal carries
+ * this node's proof: the dialler, an owner past its lease deadline, may
+ * take this node's hello as proof that it was superseded.
+ */
+static int chorus_accept_refuse_stale(struct chorus_conn *conn,
+				      struct chorus_peer *peer,
+				      struct chorus_accept *acc)
+{
+	if (acc->auth && chorus_auth_enabled() &&
+	    chorus_accept_choose(peer, acc) == CHORUS_WIRE_OK)
+		return chorus_accept_challenge(conn, peer, acc,
+					       CHORUS_WIRE_STALE_EPOCH);
+	return chorus_handshake_refuse(conn, peer, acc, CHORUS_WIRE_STALE_EPOCH);
+}
+
+/*
+ * The dialler passed every check, and proved itself with a secret: join
+ * it, or, when its HELLO says it superseded this owner, hand over to it
+ * and refuse it until this node is a replica; it dials again.
+ */
+static int chorus_accept_done(struct chorus_conn *conn,
+			      struct chorus_peer *peer,
+			      struct chorus_accept *acc)
+{
+	if (!acc->successor)
+		return chorus_handshake_join(conn, peer, acc);
+	chorus_repl_superseded(peer, le64_to_cpu(acc->theirs.hello.epoch));
+	return chorus_handshake_refuse(conn, peer, acc, CHORUS_WIRE_NOT_MEMBER);
 }
 
 /*
@@ -539,6 +686,8 @@ static int chorus_handshake_peer(struct chorus_conn *conn,
 	u32 status;
 
 	status = chorus_accept_admit(conn, peer, acc);
+	if (status == CHORUS_WIRE_STALE_EPOCH && !acc->await_proof)
+		return chorus_accept_refuse_stale(conn, peer, acc);
 	if (status != CHORUS_WIRE_OK)
 		return chorus_handshake_refuse(conn, peer, acc, status);
 	if (!acc->await_proof) {
@@ -546,8 +695,9 @@ static int chorus_handshake_peer(struct chorus_conn *conn,
 		if (status != CHORUS_WIRE_OK)
 			return chorus_handshake_refuse(conn, peer, acc, status);
 		if (acc->key_id)
-			return chorus_accept_challenge(conn, peer, acc);
-		return chorus_handshake_join(conn, peer, acc);
+			return chorus_accept_challenge(conn, peer, acc,
+						       CHORUS_WIRE_OK);
+		return chorus_accept_done(conn, peer, acc);
 	}
 	/* Our own proof echoed fails the check too; say what it is. */
 	if (!memcmp(acc->proof.mac, acc->ours.auth.mac, CHORUS_AUTH_MAC_LEN)) {
@@ -562,7 +712,7 @@ static int chorus_handshake_peer(struct chorus_conn *conn,
 		return chorus_handshake_refuse(conn, peer, acc,
 					       CHORUS_WIRE_AUTH_FAILED);
 	}
-	return chorus_handshake_join(conn, peer, acc);
+	return chorus_accept_done(conn, peer, acc);
 }
 
 /* Find the volume and peer a HELLO names and run a step under their locks. */

@@ -669,6 +669,8 @@ void chorus_repl_stop(struct chorus_volume *vol)
 		chorus_peer_free(peer);
 	}
 	mutex_unlock(&vol->repl.conf_lock);
+	/* A handshake or dial before the peers went may have queued it. */
+	chorus_role_stop(vol);
 	flush_work(&vol->repl.defer_work);
 	flush_work(&vol->repl.conflict_work);
 	chorus_fwd_stop(vol);

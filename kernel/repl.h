@@ -408,6 +408,11 @@ struct chorus_fwd {
  *	again once this node's own bios to its disk ended (@handover_work), or
  *	by the next role change; under @conf_lock
  * @handover_work: the rest of a hand-over, see chorus_repl_hand_over()
+ * @superseded_epoch: the highest epoch a peer proved it owns at, in a
+ *	handshake with this owner past its lease deadline, not yet acted on
+ *	by @supersede_work; 0 for none. Under @meta_lock
+ * @superseded_node: the node id of that peer; under @meta_lock
+ * @supersede_work: hands over to that peer, see chorus_repl_superseded()
  * @epoch: the owner's epoch. On the owner, set under @conf_lock, before
  *	@role. On a replica, set with WRITE_ONCE by a receive thread
  *	once chorus_meta_set_epoch() recorded a higher one on disk
@@ -447,6 +452,9 @@ struct chorus_repl {
 	u32 handover_gen;
 	unsigned long handover_redial; /* under conf_lock */
 	struct work_struct handover_work;
+	u64 superseded_epoch; /* under meta_lock */
+	u32 superseded_node; /* under meta_lock */
+	struct work_struct supersede_work;
 	u64 epoch;
 	u64 owner_epoch; /* under meta_lock */
 	u64 owner_incarnation; /* under meta_lock */
@@ -575,6 +583,7 @@ void chorus_repl_owner_sync(void);
 /* role.c */
 void chorus_role_init(struct chorus_volume *vol);
 void chorus_role_stop(struct chorus_volume *vol);
+void chorus_repl_superseded(struct chorus_peer *peer, u64 epoch);
 int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 			 u64 epoch, struct netlink_ext_ack *extack);
 int chorus_repl_accept_epoch(struct chorus_volume *vol, u64 epoch);

@@ -21,6 +21,7 @@
 #include "chorus.h"
 
 static void chorus_role_handover_workfn(struct work_struct *work);
+static void chorus_role_supersede_workfn(struct work_struct *work);
 
 /**
  * chorus_role_init() - initialise the role state of a new volume
@@ -31,16 +32,18 @@ void chorus_role_init(struct chorus_volume *vol)
 	vol->repl.role = CHORUS_ROLE_OWNER;
 	vol->repl.handover_gen = 1;
 	INIT_WORK(&vol->repl.handover_work, chorus_role_handover_workfn);
+	INIT_WORK(&vol->repl.supersede_work, chorus_role_supersede_workfn);
 }
 
 /**
- * chorus_role_stop() - wait for the rest of a hand-over, if one is running
- * @vol: the volume, being destroyed; its peers stay for the work to read
+ * chorus_role_stop() - wait for a hand-over's works, if one is running
+ * @vol: the volume, being destroyed; its peers stay for the works to read
  *
  * Context: process context, chorus_repl.conf_lock not held.
  */
 void chorus_role_stop(struct chorus_volume *vol)
 {
+	cancel_work_sync(&vol->repl.supersede_work);
 	cancel_work_sync(&vol->repl.handover_work);
 }
 
@@ -250,13 +253,18 @@ static void chorus_role_handover_workfn(struct work_struct *work)
  * Every session ends first, and the peers are dialled again only once the
  * owner's bios have left the disk (&chorus_repl.handover_work).
  *
+ * @by: the peer that proved it superseded this node, or NULL for SET_ROLE
+ * @epoch: the epoch @by owns at, already on disk; 0 with @by NULL
+ *
  * Context: process context, chorus_repl.conf_lock held.
  * Return: 0.
  */
-static int chorus_repl_hand_over(struct chorus_volume *vol)
+static int chorus_repl_hand_over(struct chorus_volume *vol,
+				 struct chorus_peer *by, u64 epoch)
 {
 	struct chorus_repl *repl = &vol->repl;
 	unsigned int held = chorus_dev_nr_held(vol);
+	char reason[CHORUS_REASON_MAX];
 	int i;
 
 	lockdep_assert_held(&repl->conf_lock);
@@ -271,10 +279,83 @@ static int chorus_repl_hand_over(struct chorus_volume *vol)
 	chorus_dev_hand_over(vol);
 	chorus_role_restart_held(vol);
 	queue_work(chorus_wq, &repl->handover_work);
-	pr_info("%s: role replica, epoch %llu: handed over past the lease deadline, %u held requests forwarded\n",
-		vol->name, READ_ONCE(repl->epoch), held);
-	chorus_genl_notify(vol, CHORUS_EVENT_ROLE);
+	if (!by) {
+		pr_info("%s: role replica, epoch %llu: handed over past the lease deadline, %u held requests forwarded\n",
+			vol->name, READ_ONCE(repl->epoch), held);
+		chorus_genl_notify(vol, CHORUS_EVENT_ROLE);
+		return 0;
+	}
+	snprintf(reason, sizeof(reason), "superseded by peer %u at epoch %llu",
+		 by->node_id, epoch);
+	pr_info("%s: role replica: %s: handed over past the lease deadline, %u held requests forwarded\n",
+		vol->name, reason, held);
+	chorus_genl_notify_peer(vol, CHORUS_EVENT_ROLE, by, reason);
 	return 0;
+}
+
+/*
+ * A peer proved it owns the volume at a higher epoch (chorus_repl_superseded()):
+ * with every condition checked again, now under conf_lock, record its epoch
+ * on disk, so that nothing makes this node the owner at the old one again,
+ * and hand over. The replica this node becomes follows that owner once
+ * dialled again (chorus_repl_follow_owner()).
+ */
+static void chorus_role_supersede_workfn(struct work_struct *work)
+{
+	struct chorus_repl *repl =
+		container_of(work, struct chorus_repl, supersede_work);
+	struct chorus_volume *vol = container_of(repl, struct chorus_volume, repl);
+	struct chorus_peer *peer = NULL;
+	u64 epoch;
+	u32 node;
+
+	mutex_lock(&repl->conf_lock);
+	mutex_lock(&repl->meta_lock);
+	epoch = repl->superseded_epoch;
+	node = repl->superseded_node;
+	repl->superseded_epoch = 0;
+	mutex_unlock(&repl->meta_lock);
+	if (epoch)
+		peer = chorus_peer_find(vol, node);
+	if (!peer || peer->diskless || repl->role != CHORUS_ROLE_OWNER ||
+	    !chorus_lease_expired() || epoch <= repl->epoch ||
+	    epoch < chorus_meta_highest_epoch(vol))
+		goto unlock;
+	if (chorus_meta_set_epoch(vol, epoch)) {
+		pr_warn("%s: superseded by peer %u at epoch %llu, but cannot write the epoch: still the owner, holding\n",
+			vol->name, node, epoch);
+		goto unlock;
+	}
+	chorus_repl_hand_over(vol, peer, epoch);
+unlock:
+	mutex_unlock(&repl->conf_lock);
+}
+
+/**
+ * chorus_repl_superseded() - a peer proved that it owns the volume at a
+ *	higher epoch than this owner's
+ * @peer: the peer, configured with a replica
+ * @epoch: the epoch its hello, proven with the peer secret when there is
+ *	one, says it owns at
+ *
+ * The handshake calls this for an owner past its lease deadline. The
+ * hand-over runs from &chorus_repl.supersede_work, which checks every
+ * condition again: the handshake holds locks that the hand-over takes.
+ *
+ * Context: process context; the handshake's locks (chorus_volumes_lock,
+ * conf_lock, the peer's session_mutex) may be held, meta_lock not.
+ */
+void chorus_repl_superseded(struct chorus_peer *peer, u64 epoch)
+{
+	struct chorus_repl *repl = &peer->vol->repl;
+
+	mutex_lock(&repl->meta_lock);
+	if (epoch > repl->superseded_epoch) {
+		repl->superseded_epoch = epoch;
+		repl->superseded_node = peer->node_id;
+	}
+	mutex_unlock(&repl->meta_lock);
+	queue_work(chorus_wq, &repl->supersede_work);
 }
 
 /**
@@ -307,7 +388,7 @@ int chorus_repl_set_role(struct chorus_volume *vol, enum chorus_role role,
 		return ret;
 	if (repl->role == CHORUS_ROLE_OWNER && role != CHORUS_ROLE_OWNER &&
 	    repl->nr_peers && chorus_lease_expired())
-		return chorus_repl_hand_over(vol);
+		return chorus_repl_hand_over(vol, NULL, 0);
 	/*
 	 * A node that gives up ownership fails what an expired lease holds,
 	 * and what waits for a peer it cannot reach; a replica that stays one

@@ -658,7 +658,8 @@ static void chorus_peer_connect_workfn(struct work_struct *work)
 		spin_lock_irq(&peer->lock);
 		strscpy(peer->last_error, why, sizeof(peer->last_error));
 		spin_unlock_irq(&peer->lock);
-		chorus_peer_schedule_dial(peer, peer->backoff_ms);
+		chorus_peer_schedule_dial(peer, seen.handing_over ?
+					  CHORUS_BACKOFF_MIN_MS : peer->backoff_ms);
 		peer->backoff_ms = min(peer->backoff_ms * 2, CHORUS_BACKOFF_MAX_MS);
 		goto unlock;
 	}

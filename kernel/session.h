@@ -15,12 +15,16 @@
  * @epoch: its epoch (its own as owner, the highest it accepted otherwise)
  * @disk_gen: its disk's generation id (current_gen)
  * @incarnation: its volume's incarnation (chorus_volume.incarnation)
+ * @handing_over: a refused dial: the peer, the owner at a lower epoch than
+ *	this owner's, answered NOT_MEMBER because it is handing over to this
+ *	node (chorus_repl_superseded()); dial again soon
  */
 struct chorus_hello_seen {
 	bool owner;
 	u64 epoch;
 	u64 disk_gen;
 	u64 incarnation;
+	bool handing_over;
 };
 
 /* session.c */

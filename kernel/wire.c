@@ -249,9 +249,25 @@ static const char *chorus_wire_hello_mismatch(const struct chorus_wire_hello *h,
 	if (le16_to_cpu(h->nr_conns) != want->nr_conns ||
 	    le16_to_cpu(h->conn_index) >= want->nr_conns)
 		return "connection count differs";
-	if (want->we_own && (flags & CHORUS_HELLO_F_OWNER))
-		return "both nodes are owner";
 	return NULL;
+}
+
+/*
+ * Check 8: both nodes are owner. The lower epoch is the stale one (8a); a
+ * peer owning at a higher epoch (8b) is refused too, but is the evidence
+ * chorus_wire_hello_supersedes() looks for.
+ */
+static u32 chorus_wire_hello_two_owners(u64 epoch,
+					const struct chorus_wire_hello_want *want,
+					const char **why)
+{
+	if (epoch < want->epoch) {
+		*why = "peer is owner at a stale epoch";
+		return CHORUS_WIRE_STALE_EPOCH;
+	}
+	*why = epoch > want->epoch ? "peer owns at a higher epoch" :
+				     "both nodes are owner";
+	return CHORUS_WIRE_REFUSED;
 }
 
 /**
@@ -277,6 +293,8 @@ u32 chorus_wire_check_hello(const struct chorus_wire_hello *h,
 		*why = chorus_wire_hello_mismatch(h, want);
 	if (*why)
 		return CHORUS_WIRE_REFUSED;
+	if (they_own && want->we_own)
+		return chorus_wire_hello_two_owners(epoch, want, why);
 
 	if (they_own && epoch < want->highest_epoch) {
 		*why = "peer is owner at a stale epoch";
@@ -293,6 +311,30 @@ u32 chorus_wire_check_hello(const struct chorus_wire_hello *h,
 		return CHORUS_WIRE_STALE_EPOCH;
 	}
 	return CHORUS_WIRE_OK;
+}
+
+/**
+ * chorus_wire_hello_supersedes() - whether a HELLO or HELLO_ACK says that
+ *	the peer owns the volume at an epoch above this owner's
+ * @h: the payload as received
+ * @want: what this node expects of the peer; it is the owner
+ *
+ * That is check 8b: the peer passes every other check, says it is the
+ * owner, and at an epoch above @want->epoch and at least
+ * @want->highest_epoch. Whether to believe it (a proof, a lease past its
+ * deadline) is the caller's to decide.
+ *
+ * Return: true when it does.
+ */
+bool chorus_wire_hello_supersedes(const struct chorus_wire_hello *h,
+				  const struct chorus_wire_hello_want *want)
+{
+	u64 epoch = le64_to_cpu(h->epoch);
+
+	if (!want->we_own || !(le32_to_cpu(h->flags) & CHORUS_HELLO_F_OWNER) ||
+	    chorus_wire_hello_malformed(h) || chorus_wire_hello_mismatch(h, want))
+		return false;
+	return epoch > want->epoch && epoch >= want->highest_epoch;
 }
 
 /**

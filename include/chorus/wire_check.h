@@ -68,6 +68,8 @@ int chorus_wire_check_range(u64 nr_sectors, u32 block_size,
 u32 chorus_wire_check_hello(const struct chorus_wire_hello *h,
 			    const struct chorus_wire_hello_want *want,
 			    const char **why);
+bool chorus_wire_hello_supersedes(const struct chorus_wire_hello *h,
+				  const struct chorus_wire_hello_want *want);
 int chorus_wire_check_hello_auth(const struct chorus_wire_hello_auth *a,
 				 u8 type, const char **why);
 bool chorus_al_block_valid(const struct chorus_meta_al *b, u64 nr_extents);

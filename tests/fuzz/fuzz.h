@@ -104,6 +104,8 @@ bool spec_hdr_ok(const struct chorus_wire_hdr *hdr);
 bool spec_range_ok(const struct fuzz_geom *g, const struct chorus_wire_hdr *hdr);
 u32 spec_hello_status(const struct chorus_wire_hello *h,
 		      const struct chorus_wire_hello_want *want);
+bool spec_hello_supersedes(const struct chorus_wire_hello *h,
+			   const struct chorus_wire_hello_want *want);
 bool spec_hello_auth_ok(const struct chorus_wire_hello_auth *a, u8 type);
 bool spec_state_ok(const struct chorus_meta_al *b, u64 epoch, u64 nr_extents,
 		   u32 owner_node);

@@ -118,6 +118,12 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 	FUZZ_CHECK(status == spec_hello_status(&hello, &want),
 		   "hello check answers %u (%s), the page %u", status,
 		   why ?: "ok", spec_hello_status(&hello, &want));
+	/* The evidence of a successor is only ever a refused HELLO (8b). */
+	FUZZ_CHECK(chorus_wire_hello_supersedes(&hello, &want) ==
+		   spec_hello_supersedes(&hello, &want),
+		   "supersedes answers %d", chorus_wire_hello_supersedes(&hello, &want));
+	FUZZ_CHECK(!chorus_wire_hello_supersedes(&hello, &want) ||
+		   status == CHORUS_WIRE_REFUSED, "a successor's HELLO accepted");
 	if (status == CHORUS_WIRE_OK)
 		check_ok(&hello, &want);
 	return 0;

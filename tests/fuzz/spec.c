@@ -144,28 +144,42 @@ bool spec_range_ok(const struct fuzz_geom *g, const struct chorus_wire_hdr *hdr)
 	       end <= (unsigned __int128)g->nr_sectors * 512;
 }
 
-/* "Handshake checks": any refusal comes before a stale epoch. */
-u32 spec_hello_status(const struct chorus_wire_hello *h,
-		      const struct chorus_wire_hello_want *want)
+/*
+ * "Handshake checks" 1-7: the HELLO is well formed and names this volume
+ * and node. A refusal of these comes before any epoch check.
+ */
+static bool spec_hello_matches(const struct chorus_wire_hello *h,
+			       const struct chorus_wire_hello_want *want)
 {
 	static const u8 zero[16];
 	u32 flags = le32_to_cpu(h->flags);
 	bool owner = flags & 1, diskless = flags & 2;
+
+	return !(le16_to_cpu(h->proto_min) > 1 || le16_to_cpu(h->proto_max) < 1 ||
+		 (flags & ~3U) || (owner && diskless) || !h->incarnation ||
+		 memcmp(h->reserved, zero, sizeof(zero)) ||
+		 diskless != want->peer_diskless ||
+		 le32_to_cpu(h->node_id) != want->peer_node_id ||
+		 le32_to_cpu(h->peer_node_id) != want->node_id ||
+		 memcmp(h->volume_uuid, want->volume_uuid, 16) ||
+		 le64_to_cpu(h->data_sectors) != want->data_sectors ||
+		 le32_to_cpu(h->block_size) != want->block_size ||
+		 le16_to_cpu(h->nr_conns) != want->nr_conns ||
+		 le16_to_cpu(h->conn_index) >= want->nr_conns);
+}
+
+u32 spec_hello_status(const struct chorus_wire_hello *h,
+		      const struct chorus_wire_hello_want *want)
+{
+	bool owner = le32_to_cpu(h->flags) & 1;
 	u64 epoch = le64_to_cpu(h->epoch);
 
-	if (le16_to_cpu(h->proto_min) > 1 || le16_to_cpu(h->proto_max) < 1 ||
-	    (flags & ~3U) || (owner && diskless) || !h->incarnation ||
-	    memcmp(h->reserved, zero, sizeof(zero)) ||
-	    diskless != want->peer_diskless ||
-	    le32_to_cpu(h->node_id) != want->peer_node_id ||
-	    le32_to_cpu(h->peer_node_id) != want->node_id ||
-	    memcmp(h->volume_uuid, want->volume_uuid, 16) ||
-	    le64_to_cpu(h->data_sectors) != want->data_sectors ||
-	    le32_to_cpu(h->block_size) != want->block_size ||
-	    le16_to_cpu(h->nr_conns) != want->nr_conns ||
-	    le16_to_cpu(h->conn_index) >= want->nr_conns ||
-	    (owner && want->we_own))
+	if (!spec_hello_matches(h, want))
 		return CHORUS_WIRE_REFUSED;
+	/* 8a: the other owner at a lower epoch is stale; 8b, 8: refused */
+	if (owner && want->we_own)
+		return epoch < want->epoch ? CHORUS_WIRE_STALE_EPOCH :
+					     CHORUS_WIRE_REFUSED;
 	if (owner && epoch < want->highest_epoch)
 		return CHORUS_WIRE_STALE_EPOCH;
 	/* 9a: one incarnation of the owner per epoch, on a non-owner */
@@ -176,6 +190,17 @@ u32 spec_hello_status(const struct chorus_wire_hello *h,
 	if (want->we_own && !owner && epoch > want->epoch)
 		return CHORUS_WIRE_STALE_EPOCH;
 	return CHORUS_WIRE_OK;
+}
+
+/* 8b: the peer owns at an epoch above this owner's and the highest. */
+bool spec_hello_supersedes(const struct chorus_wire_hello *h,
+			   const struct chorus_wire_hello_want *want)
+{
+	u64 epoch = le64_to_cpu(h->epoch);
+
+	return spec_hello_matches(h, want) && want->we_own &&
+	       (le32_to_cpu(h->flags) & 1) && epoch > want->epoch &&
+	       epoch >= want->highest_epoch;
 }
 
 /*

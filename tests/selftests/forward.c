@@ -35,7 +35,7 @@ FIXTURE_VARIANT(forward) {
 FIXTURE_VARIANT_ADD(forward, tcp) {
 	.transport = "tcp",
 	/*
-	 * All but three. ext4 on an access point with a disk: the diskless case
+	 * All but four. ext4 on an access point with a disk: the diskless case
 	 * runs ext4 through forwarding (every read and write goes to the
 	 * owner, as on an access point with a disk) and fio verify covers the
 	 * write coming back to the access point's own replica. The failed
@@ -44,14 +44,16 @@ FIXTURE_VARIANT_ADD(forward, tcp) {
 	 * serves nothing from a failed session), so it guards the property,
 	 * not the fix. The owner created again at its epoch: about a minute
 	 * for an operator's mistake that chorusd never makes (it always gives
-	 * a new owner a new epoch).
+	 * a new owner a new epoch). The step-down by SET_ROLE past the
+	 * deadline: the handshake's hand-over (fenced_owner_hands_over_…) runs
+	 * the same restart.
 	 */
 	.check_cases = "access_point_fio_verify owner_unreachable_write_held_then_resent "
 		       "owner_destroyed_while_serving_a_held_write "
 		       "owner_destroyed_with_a_served_write_its_lease_holds "
 		       "stale_forwarded_write_fails_never_overwrites "
 		       "queued_write_times_out_from_its_arrival "
-		       "expired_owner_steps_down_and_hands_its_writes_over "
+		       "fenced_owner_hands_over_to_a_higher_epoch "
 		       "handed_over_write_past_its_deadline_fails_never_lands "
 		       "diskless_access_point_fio_ext4",
 };
@@ -362,16 +364,17 @@ TEST_F_TIMEOUT(forward, stale_forwarded_write_fails_never_overwrites, 300)
 }
 
 /* Wait up to @timeout_s (scaled) until vm1 holds at least @n requests. */
-static bool vm1_holds(unsigned int n, int timeout_s)
+static bool vm_holds(int vm, unsigned int n, int timeout_s)
 {
 	uint64_t end = now_ms() + timeout_s * 1000ULL * rl_scale();
 	char held[4352];	/* rl_ctl() is a path */
 
 	snprintf(held, sizeof(held), "%s volume status " VOL " --json | jq -r .held_io", rl_ctl());
-	while (rl_cmd_u64(1, held) < n && now_ms() < end)
+	while (rl_cmd_u64(vm, held) < n && now_ms() < end)
 		usleep(200 * 1000);
-	return rl_cmd_u64(1, held) >= n;
+	return rl_cmd_u64(vm, held) >= n;
 }
+#define vm1_holds(n, timeout_s) vm_holds(1, n, timeout_s)
 
 /* Wait up to @timeout_s (scaled) until @log has at least @n lines. */
 static bool acks_reach(const char *log, int n, int timeout_s)
@@ -406,9 +409,10 @@ static bool acks_stall(const char *log, int quiet_s, int timeout_s)
  * An owner past its lease deadline that steps down, as chorusd does once
  * it finds another node owns the volume, hands over what it holds. vm1,
  * the owner, writes with two ack_writer.py (O_DSYNC, one write in flight
- * each); its deadline passes and the writes stall, held; vm2 becomes the
- * owner at a higher epoch, then vm1 a replica. Until stop 45 the held
- * writes failed at that step, and the writers died of the I/O error; now
+ * each); its deadline passes and the writes stall, held; vm1 becomes a
+ * replica, then vm2 the owner at a higher epoch (the other order is the
+ * handshake's hand-over, fenced_owner_hands_over_…). Until stop 45 the held
+ * writes failed at the step-down, and the writers died of the I/O error; now
  * they start again, forwarded to vm2, and the writers go on through vm1
  * as an access point. vm1 acknowledged nothing while it was held, every
  * acknowledged write is on both disks once vm1 is resynced, and the disks
@@ -432,12 +436,13 @@ TEST_F_TIMEOUT(forward, expired_owner_steps_down_and_hands_its_writes_over, 300)
 	held = lines_of(self->acked) + lines_of(acked2);
 	EXPECT_TRUE(vm1_holds(1, 5)) TH_LOG("vm1 holds none of its writes");
 
-	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
-			   EPOCH + 1));
+	/* Before any owner: once there is one, the handshake hands over. */
+	ASSERT_EQ(0, run("%s volume role " VOL " replica >/dev/null", rl_ctl()));
 	sleep(2);
 	EXPECT_EQ(held, lines_of(self->acked) + lines_of(acked2))
-		TH_LOG("vm1 acknowledged writes past its deadline");
-	ASSERT_EQ(0, run("%s volume role " VOL " replica >/dev/null", rl_ctl()));
+		TH_LOG("vm1 acknowledged writes with no owner anywhere");
+	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
+			   EPOCH + 1));
 	EXPECT_TRUE(acks_reach(self->acked, lines_of(self->acked) + 50, 60))
 		TH_LOG("the writer did not go on through vm2");
 	EXPECT_TRUE(acks_reach(acked2, lines_of(acked2) + 50, 60))
@@ -463,6 +468,118 @@ TEST_F_TIMEOUT(forward, expired_owner_steps_down_and_hands_its_writes_over, 300)
 			       acked2)) TH_LOG("vm2's disk, second writer: %s", out);
 	replicas_identical();
 	run("rm -f %s; %s lease set --disarm >/dev/null", acked2, rl_ctl());
+}
+
+/* Wait up to @timeout_s (scaled) until @vm is a replica at @epoch. */
+static bool becomes_replica(int vm, int epoch, int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL * rl_scale();
+	char cmd[4352], want[64], out[64] = "";
+
+	snprintf(cmd, sizeof(cmd), "%s volume status " VOL " --json | jq -r '\"\\(.role) \\(.epoch)\"'",
+		 rl_ctl());
+	snprintf(want, sizeof(want), "replica %d", epoch);
+	do {
+		if (!rl_on_out(vm, out, sizeof(out), "%s", cmd) && !strcmp(out, want))
+			return true;
+		usleep(250 * 1000);
+	} while (now_ms() < end);
+	fprintf(stderr, "# vm%d is \"%s\", not \"%s\"\n", vm, out, want);
+	return false;
+}
+
+#define FWD_KEYS	"/run/chorus-fwd-auth"
+
+/* `auth set` on @vm with a secret made of @word. */
+static int fwd_auth_set(int vm, const char *word)
+{
+	return rl_on(vm, "mkdir -p " FWD_KEYS " && umask 077 && "
+		     "printf %%s 'chorus-forward-selftest-%s-0123456789' > " FWD_KEYS "/%s.key && "
+		     "%s auth set --secret-file " FWD_KEYS "/%s.key >/dev/null",
+		     word, word, rl_ctl(), word);
+}
+
+/*
+ * An owner past its lease deadline hands over, with no command, as soon
+ * as a handshake proves another node owns the volume at a higher epoch
+ * (Documentation/proposals/fenced-owner-handover.md; the trigger chorusd
+ * cannot give while it is stopped). First without a peer secret: vm1
+ * holds its writer's writes, vm2 becomes the owner at EPOCH + 1 and ends
+ * its sessions; vm1, which dials, is refused as a stale owner, and the
+ * refusal's hello is the evidence. Then with a secret, the other way: vm2
+ * holds, vm1 becomes the owner at EPOCH + 2 and dials; vm2 checks vm1's
+ * proof first, so while vm1 has another secret vm2 stays the owner and
+ * holds. Each time the writer goes on through the node that was the
+ * owner, which acknowledged nothing while it held, and every acknowledged
+ * write is on both disks, which match.
+ */
+TEST_F_TIMEOUT(forward, fenced_owner_hands_over_to_a_higher_epoch, 300)
+{
+	char out[512], acked2[600];
+	int held;
+
+	snprintf(acked2, sizeof(acked2), "%s.2", self->acked);
+	/* Held writes wait out vm1's back-off with the wrong secret, up to 5 s. */
+	ASSERT_EQ(0, run("echo %u > " FWD_PARAM, 40000 * rl_scale()));
+	ASSERT_EQ(0, rl_on(PEER, "echo %u > " FWD_PARAM, 40000 * rl_scale()));
+	ASSERT_EQ(0, run(ACK_WRITER, chorus_src(), self->acked, 0));
+	ASSERT_TRUE(acks_reach(self->acked, 50, 60)) TH_LOG("the writer is stuck");
+	ASSERT_EQ(0, run("%s lease set --valid-for 1000 >/dev/null", rl_ctl()));
+	ASSERT_TRUE(acks_stall(self->acked, 3, 30)) TH_LOG("vm1 went on writing past its deadline");
+	held = lines_of(self->acked);
+	EXPECT_TRUE(vm1_holds(1, 5)) TH_LOG("vm1 holds none of its writes");
+	ASSERT_EQ(0, rl_on(PEER, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
+			   EPOCH + 1));
+	EXPECT_TRUE(becomes_replica(1, EPOCH + 1, 20)) TH_LOG("vm1 did not hand over");
+	EXPECT_TRUE(acks_reach(self->acked, held + 50, 60))
+		TH_LOG("vm1's writer did not go on through vm2");
+	EXPECT_EQ(0, run_out(out, sizeof(out), "dmesg | grep -o '" VOL ": role replica: "
+			     "superseded by peer 2 at epoch %d: handed over.*'", EPOCH + 1))
+		TH_LOG("no hand-over in vm1's log");
+	TH_LOG("vm1: %d acknowledged before its deadline, %d in all; %s", held,
+	       lines_of(self->acked), out);
+	run("pkill -f 'ack_writer[.]py'; sleep 1");
+	ASSERT_TRUE(rl_wait_peer(PEER, 1, "repl_state", "up-to-date", 120));
+
+	/* The other way, with a secret, and first with another one on vm1. */
+	ASSERT_EQ(0, run("%s lease set --disarm >/dev/null", rl_ctl()));	/* it will own */
+	ASSERT_EQ(0, fwd_auth_set(PEER, "a"));
+	ASSERT_EQ(0, fwd_auth_set(1, "b"));
+	ASSERT_EQ(0, rl_on(PEER, ACK_WRITER, chorus_src(), acked2, 1024));
+	ASSERT_TRUE(acks_reach(acked2, 50, 60)) TH_LOG("vm2's writer is stuck");
+	ASSERT_EQ(0, rl_on(PEER, "%s lease set --valid-for 1000 >/dev/null", rl_ctl()));
+	ASSERT_TRUE(acks_stall(acked2, 3, 30)) TH_LOG("vm2 went on writing past its deadline");
+	held = lines_of(acked2);
+	EXPECT_TRUE(vm_holds(PEER, 1, 5)) TH_LOG("vm2 holds none of its writes");
+	ASSERT_EQ(0, run("%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
+			 EPOCH + 2));
+	sleep(4);
+	EXPECT_EQ(0, rl_on(PEER, "%s volume status " VOL " --json | jq -e '.role == \"owner\"' "
+			   ">/dev/null", rl_ctl())) TH_LOG("vm2 believed an unproven owner");
+	EXPECT_EQ(held, lines_of(acked2)) TH_LOG("vm2 acknowledged writes past its deadline");
+	ASSERT_EQ(0, fwd_auth_set(1, "a"));
+	EXPECT_TRUE(becomes_replica(PEER, EPOCH + 2, 30)) TH_LOG("vm2 did not hand over");
+	EXPECT_TRUE(acks_reach(acked2, held + 50, 60))
+		TH_LOG("vm2's writer did not go on through vm1");
+	EXPECT_EQ(0, rl_on_out(PEER, out, sizeof(out), "dmesg | grep -o '" VOL ": role replica: "
+			       "superseded by peer 1 at epoch %d: handed over.*'", EPOCH + 2))
+		TH_LOG("no hand-over in vm2's log");
+	TH_LOG("vm2: %d acknowledged before its deadline, %d in all; %s", held,
+	       lines_of(acked2), out);
+	rl_on(PEER, "pkill -f 'ack_writer[.]py'; sleep 1; true");
+
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "repl_state", "up-to-date", 120));
+	EXPECT_EQ(0, run_out(out, sizeof(out), ACK_VERIFY, chorus_src(), RL_BACKING,
+			     self->acked)) TH_LOG("vm1's disk: %s", out);
+	EXPECT_EQ(0, run_out(out, sizeof(out), ACK_VERIFY, chorus_src(), RL_BACKING, acked2))
+		TH_LOG("vm1's disk, vm2's writer: %s", out);
+	EXPECT_EQ(0, rl_on_out(PEER, out, sizeof(out), ACK_VERIFY, chorus_src(), RL_BACKING,
+			       self->acked)) TH_LOG("vm2's disk: %s", out);
+	EXPECT_EQ(0, rl_on_out(PEER, out, sizeof(out), ACK_VERIFY, chorus_src(), RL_BACKING,
+			       acked2)) TH_LOG("vm2's disk, vm2's writer: %s", out);
+	replicas_identical();
+	run("rm -f %s; %s lease set --disarm >/dev/null", acked2, rl_ctl());
+	rl_on(PEER, "%s lease set --disarm >/dev/null", rl_ctl());
 }
 
 /*

@@ -413,7 +413,9 @@ enum chorus_volume_state {
  * @CHORUS_EVENT_VOLUME_CREATED: a volume was created
  * @CHORUS_EVENT_VOLUME_DESTROYED: a volume was destroyed
  * @CHORUS_EVENT_VOLUME_STATE: a volume's %CHORUS_A_STATE changed
- * @CHORUS_EVENT_ROLE: the volume's role or epoch changed
+ * @CHORUS_EVENT_ROLE: the volume's role or epoch changed; an owner superseded
+ *	in a handshake adds the peer that superseded it (%CHORUS_A_PEER) and
+ *	%CHORUS_A_REASON
  * @CHORUS_EVENT_PEER_STATE: a peer's connection state changed (%CHORUS_A_PEER,
  *	%CHORUS_A_REASON)
  * @CHORUS_EVENT_WRITESET: a peer joined or left the write set
