@@ -108,8 +108,11 @@ std::optional<Ownership> MyOwnership(const TendContext& ctx, const VolumeState& 
 }
 
 // This node's role as the owner key says. An owner at an older epoch steps
-// down first: its held requests fail rather than complete under an epoch
-// another owner may have followed.
+// down first: past its lease deadline its kernel hands what it holds over to
+// the next owner (forwarded, never completed under the old epoch); inside
+// it, the held requests fail. The kernel may have handed over by itself
+// already (a successor's signed hello): then it is a replica, and nothing
+// is sent.
 void EnsureRole(const TendContext& ctx, const VolumeState& vol, const VolumeInfo& kv) {
     const std::string& name = vol.spec.value.name;
     std::optional<Ownership> mine = MyOwnership(ctx, vol, kv);
