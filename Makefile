@@ -60,7 +60,7 @@ help:
 	@echo '                  -> Documentation/benchmarks.md (BENCH_ARGS=--targets ...)'
 	@echo '  make check-all-variants  the VM tests with every case in every variant (make'
 	@echo '                  check runs a variant only where it changes the case; FILTER=name)'
-	@echo '  make check-cluster  every case of the cluster suite over TCP (make check runs 3 of 8)'
+	@echo '  make check-cluster  every case of the cluster suite over TCP (make check runs 3 of 9)'
 	@echo '  make check-cluster-rdma  every case of the cluster suite with its volumes and its'
 	@echo '                  NVMe-oF host over RDMA (soft-RoCE; make check runs it over TCP)'
 	@echo '  make failover-bench  owner VM killed 20 times in a 3-node cluster with a host: time to the'

@@ -662,6 +662,85 @@ TEST_F_TIMEOUT(cluster, owner_cut_off_stops_before_its_lease_can_expire, 600)
 }
 
 /*
+ * The owner is cut off from etcd only: its replication link and its NVMe-oF
+ * port stay up (CUT_1_FROM_ETCD). Its chorusd, alive, finds its session
+ * lost and makes every ANA group of its ports inaccessible, so the host
+ * (paths through nodes 1 and 2) leaves node 1's path for node 2's; its
+ * kernel holds I/O at its deadline; node 2 takes the volume over once etcd
+ * lets node 1's session go, and node 1's kernel, meeting node 2's signed
+ * hello when it redials, hands what it held over and serves its own
+ * writer by forwarding. Nothing reaches the host or node 1's writer as an
+ * error, the host's pause stays far below its I/O timeout, and node 1's
+ * last write as the owner comes before node 2 took the key. With etcd back,
+ * node 1's chorusd starts a new session: its path is non-optimized again,
+ * node 1 a member in sync; every acknowledged write is on both replicas,
+ * which are identical.
+ */
+TEST_F_TIMEOUT(cluster, owner_cut_off_from_etcd_its_paths_inaccessible_hands_over, 720)
+{
+	double off1, err1, off2, err2, last1, next1, took2, cut, gap;
+	char dev[64], seen[256], epoch[32], out[64];
+	int acked, before;
+
+	create_healthy();
+	host_attach(VOL, "optimized,non-optimized,non-optimized", 2, dev);
+	EXPECT_TRUE(host_paths_are("optimized,non-optimized,", 30, seen, sizeof(seen)))
+		TH_LOG("the host sees %s", seen);
+	ASSERT_EQ(0, clock_offset(1, &off1, &err1));
+	ASSERT_EQ(0, clock_offset(2, &off2, &err2));
+	host_writer_start(self->writer, dev, self->acked4, "--first 2304 --blocks 512");
+	start_writer(1, 100);
+	cut = host_time();
+	/* vm3 reaches no member through vm1 either: chorusctl asks the other two. */
+	setenv("CHORUS_ETCD", "http://10.99.0.2:2379,http://10.99.0.3:2379", 1);
+	ASSERT_EQ(0, rl_on(1, CUT_1_FROM_ETCD(add)));
+
+	EXPECT_TRUE(host_paths_are("inaccessible,optimized,", 60, seen, sizeof(seen)))
+		TH_LOG("the host sees %s: node 1 did not give its paths up, or node 2 did not own",
+		       seen);
+	ASSERT_TRUE(cl_wait(self, VOL, ".owner.node_id", "2", 60)) TH_LOG("no new owner");
+	ASSERT_EQ(0, cl_query(self, VOL, epoch, sizeof(epoch), ".owner.epoch"));
+	EXPECT_TRUE(node_role_is(1, "replica", epoch, scaled(30)))
+		TH_LOG("node 1's kernel is still the owner");
+	EXPECT_EQ(0, rl_on(1, "dmesg | grep -Eq '" VOL ": role replica(: superseded by peer 2 at "
+			   "epoch [0-9]+|, epoch [0-9]+): handed over'"))
+		TH_LOG("no hand-over in node 1's kernel log");
+	acked = lines_of(self->acked);
+	EXPECT_TRUE(writer_goes_on(self->acked, 5)) TH_LOG("node 1's own writer stalled");
+	before = lines_of(self->acked4);
+	EXPECT_TRUE(writer_goes_on(self->acked4, 5)) TH_LOG("the host's writer stalled");
+	gap = max_ack_gap(self->acked4, cut, host_time());
+	TH_LOG("host: longest pause between acknowledged writes %.3f s (%d writes, then %d); "
+	       "node 1's writer: %d by the hand-over, %d since", gap, before,
+	       lines_of(self->acked4), acked, lines_of(self->acked) - acked);
+	/* Unscaled: the host's I/O timeout (30 s) is not. */
+	EXPECT_GT(20.0, gap) TH_LOG("the host waited for its I/O timeout");
+	EXPECT_EQ(0, rl_on(HOST, "pgrep -f 'ack_writer[.]py' >/dev/null"))
+		TH_LOG("the host's writer died: an I/O error reached it");
+
+	ASSERT_EQ(0, run_out(out, sizeof(out), "date -d \"$(grep ' " VOL ": took ownership' "
+			     "%s/cluster/vm2/chorusd.log | tail -n 1 | cut -d' ' -f1)\" +%%s.%%N",
+			     getenv("LAB_DIR")));
+	took2 = atof(out) - off2;
+	acks_around(self->acked, off1, took2, &last1, &next1);
+	TH_LOG("node 1's writer: last write as the owner %.3f s before node 2 took the volume "
+	       "(+-%.3f), the next %.3f s after", took2 - last1, err1 + err2, next1 - took2);
+	EXPECT_LT(last1 + err1, took2 - err2) TH_LOG("two owners acknowledged writes at once");
+
+	ASSERT_EQ(0, rl_on(1, CUT_1_FROM_ETCD(del)));
+	setenv("CHORUS_ETCD", ETCD, 1);
+	EXPECT_TRUE(lease_becomes(1, "valid", 60)) TH_LOG("node 1 started no new session");
+	EXPECT_TRUE(host_paths_are("non-optimized,optimized,", 60, seen, sizeof(seen)))
+		TH_LOG("the host sees %s once node 1 is back", seen);
+	ASSERT_TRUE(cl_wait(self, VOL, ".health", "healthy", 180)) TH_LOG("node 1 did not rejoin");
+	rl_on(1, "pkill -f 'ack_writer[.]py'; sleep 1; true");
+	verify_on(1);
+	verify_on(2);
+	host_writer_verify(self->writer, dev, self->acked4);
+	replicas_identical();
+}
+
+/*
  * The owner's disk fails under the writer, and the other member, alone in
  * acknowledging the writes from then on, is cut off from it before the
  * owner's chorusd has handed over: chorusd is stopped for those seconds (a
@@ -755,10 +834,10 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
  * the volume over meanwhile. When the members come back, either the
  * owner's session survived (etcd extends leases at a leader change) and
  * the held I/O goes on by itself at the same epoch, or etcd expired it on
- * recovery and node 2 took over at a higher epoch, node 1 stepping down
- * (its held writes fail: without forwarding the writer on node 1 cannot go
- * on). Both happen in the lab; either way nothing acknowledged is lost and
- * the volume is served again with no manual step.
+ * recovery and node 2 took over at a higher epoch, node 1 handing over
+ * (its held writes are forwarded to node 2, or fail if they outlived the
+ * forward timeout). Both happen in the lab; either way nothing
+ * acknowledged is lost and the volume is served again with no manual step.
  */
 TEST_F_TIMEOUT(cluster, etcd_member_lost_changes_nothing_quorum_lost_pauses_io, 600)
 {

@@ -131,7 +131,9 @@ void Reconciler::Run(std::stop_token stop) {
 void Reconciler::RunPass() {
     compare_failed_ = false;
     std::optional<SessionSnapshot> session = keeper_.Current();
-    if (session) {
+    // Cut off (no session, or its last keepalive's deadline passed): hosts
+    // must leave this node's paths, whose owned volumes the kernel holds.
+    if (session && !session->cut_off) {
         try {
             Pass(*session);
             problems_.Clear("cluster store");

@@ -1,5 +1,6 @@
 #include "chorusd/session_keeper.h"
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <utility>
@@ -117,29 +118,52 @@ void SessionKeeper::Publish() {
             session_->AllowArming();
         std::optional<SessionSnapshot> now;
         if (session_ && !session_->lost())
-            now = SessionSnapshot{session_->lease_id(), session_->arms_kernel()};
+            now = SessionSnapshot{session_->lease_id(), session_->arms_kernel(),
+                                  earned_deadline_ && BoottimeNs() > *earned_deadline_};
         changed = now != snapshot_;
+        if (now && snapshot_ && now->lease_id == snapshot_->lease_id &&
+            now->cut_off != snapshot_->cut_off)
+            log_.Log(now->cut_off ? Severity::kWarn : Severity::kInfo,
+                     now->cut_off ? "cut off: no keepalive for the lease TTL less the margin; "
+                                    "the kernel holds what this node owns, its NVMe-oF paths "
+                                    "go inaccessible"
+                                  : "a keepalive succeeded: no longer cut off");
         snapshot_ = now;
     }
     if (changed && on_change_)
         on_change_();
 }
 
+std::chrono::milliseconds SessionKeeper::NextWake() const {
+    const auto period = std::chrono::milliseconds(cluster_.keepalive_ms);
+    const uint64_t now = BoottimeNs();
+    if (!earned_deadline_ || *earned_deadline_ < now)
+        return period;
+    const auto until = std::chrono::milliseconds((*earned_deadline_ - now) / 1000000 + 1);
+    return std::min(period, until);
+}
+
 void SessionKeeper::Run(std::stop_token stop) {
     if (!StartSession(stop, false))
         return;
     Publish();
-    const auto period = std::chrono::milliseconds(cluster_.keepalive_ms);
     for (;;) {
         std::optional<uint64_t> deadline = session_->KeepAlive();
-        if (deadline && session_->arms_kernel())
-            deadlines_.Post(*deadline);
+        if (deadline) {
+            earned_deadline_ = deadline;
+            if (session_->arms_kernel())
+                deadlines_.Post(*deadline);
+        }
         Publish();
-        if (session_->lost() && !StartSession(stop, true))
-            return;
+        if (session_->lost()) {
+            earned_deadline_.reset();
+            if (!StartSession(stop, true))
+                return;
+        }
         Publish();
-        if (!Sleep(stop, period))
+        if (!Sleep(stop, NextWake()))
             return;
+        Publish();  // the earned deadline may have passed meanwhile
     }
 }
 

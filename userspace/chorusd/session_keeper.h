@@ -29,6 +29,12 @@ EtcdOptions DaemonEtcdOptions(const ClusterConfig& cluster, const Logger& log);
 struct SessionSnapshot {
     int64_t lease_id = 0;
     bool arms_kernel = false;
+    // The deadline the last keepalive earned has passed: etcd has not
+    // answered for TTL - margin, so this node's kernel holds what it owns
+    // and etcd may have let the session go (or will). The session is not
+    // lost (etcd has not said so), but the node is cut off: its NVMe-oF
+    // paths become inaccessible until a keepalive succeeds again.
+    bool cut_off = false;
 
     bool operator==(const SessionSnapshot&) const = default;
 };
@@ -63,12 +69,18 @@ private:
     bool KernelLeaseIsOurs();
     // Waits for the period or a stop; false if stopped.
     bool Sleep(std::stop_token stop, std::chrono::milliseconds period);
+    // The keepalive period, cut short to wake just after the deadline the
+    // last keepalive earned, so that passing it is published at once.
+    std::chrono::milliseconds NextWake() const;
 
     const ClusterConfig& cluster_;
     uint32_t node_id_;
     const Logger& log_;
     EtcdClient etcd_;
     std::unique_ptr<ClusterSession> session_;
+    // The deadline (CLOCK_BOOTTIME ns) the session's last keepalive earned,
+    // armed in the kernel or not; nothing before the first. Keeper thread.
+    std::optional<uint64_t> earned_deadline_;
     DeadlineGiver deadlines_;
     std::function<void()> on_change_;
     void Publish();

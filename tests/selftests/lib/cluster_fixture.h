@@ -209,6 +209,17 @@ static void kept_path(char *out, size_t len)
 #define CUT_1_FROM_2(op)	"ip rule " op " to 10.99.0.2 ipproto tcp dport 7788 prohibit && " \
 				"ip rule " op " to 10.99.0.2 ipproto tcp sport 7788 prohibit"
 
+/*
+ * vm1 cut off from etcd (client and peer ports, 2379 and 2380, either way,
+ * to vm2 and vm3; replication and NVMe-oF go on): "add" each rule, or "del"
+ * each until none is left. Its own member then has no quorum.
+ */
+#define CUT_1_FROM_ETCD(op)	"for ip in 10.99.0.2 10.99.0.3; do for p in 2379 2380; do " \
+				"for d in dport sport; do " CUT_1_FROM_ETCD_##op " done; done; done"
+#define CUT_1_FROM_ETCD_add	"ip rule add to $ip ipproto tcp $d $p prohibit || exit 1;"
+#define CUT_1_FROM_ETCD_del	"while ip rule del to $ip ipproto tcp $d $p prohibit 2>/dev/null; " \
+				"do :; done;"
+
 static void stop_workloads(void)
 {
 	rl_on(HOST, "pkill -x fio; pkill -f 'ack_writer[.]py'; sleep 1; "
@@ -217,7 +228,8 @@ static void stop_workloads(void)
 		   "pkill -f 'chorus-fio-sto[p]'; pkill -x fio; pkill -f 'ack_writer[.]py'; "
 		   "pkill -f 'sleep 60[0]'; "
 		   "pkill -CONT -x etcd; pkill -CONT -x chorusd; ip link set eth0 up; "
-		   "while " CUT_1_FROM_2("del") " 2>/dev/null; do :; done; true");
+		   "while " CUT_1_FROM_2("del") " 2>/dev/null; do :; done; "
+		   CUT_1_FROM_ETCD(del) "; true");
 }
 
 /*
@@ -225,7 +237,8 @@ static void stop_workloads(void)
  * replaced; the owner's VM killed under writes (acknowledged writes, host
  * multipath, a second volume); the export through every node. The owner's
  * chorusd restarted then stopped until its kernel fences it, the owner cut
- * off from the network, the owner's disk failed and then the other member
+ * off from the network, the owner cut off from etcd only (its paths
+ * inaccessible), the owner's disk failed and then the other member
  * cut off, an etcd member and then quorum lost, and the
  * export strategies run in make check-all-variants and make check-cluster
  * (Documentation/testing.rst, "What make check runs in each variant": on
