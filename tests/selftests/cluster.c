@@ -450,6 +450,24 @@ static void acks_around(const char *path, double off, double t, double *prev, do
 	fclose(f);
 }
 
+/*
+ * VOL exported, the host connected through nodes 1 (optimized) and 2, its
+ * writer on blocks 2304-2815 (acked4; its device in @dev) and node 1's on
+ * blocks 0-2047 (acked), both logging what was acknowledged.
+ */
+static void writers_on_host_and_node_1(struct __test_metadata *_metadata,
+				       FIXTURE_DATA(cluster) *self, char *dev, size_t len)
+{
+	char seen[256];
+
+	__host_attach(_metadata, self->ctl, VOL, "optimized,non-optimized,non-optimized", 2, dev,
+		      len);
+	EXPECT_TRUE(host_paths_are("optimized,non-optimized,", 30, seen, sizeof(seen)))
+		TH_LOG("the host sees %s", seen);
+	host_writer_start(self->writer, dev, self->acked4, "--first 2304 --blocks 512");
+	start_writer(1, 100);
+}
+
 /* Waits up to @timeout_s for the writer's log to stop growing for 2 s. */
 static bool writer_stalls(FIXTURE_DATA(cluster) *self, int timeout_s)
 {
@@ -527,13 +545,9 @@ TEST_F_TIMEOUT(cluster, chorusd_on_owner_restarted_then_stopped_kernel_fences_it
 
 	create_healthy();
 	owner_chorusd_restarted(_metadata, self);
-	host_attach(VOL, "optimized,non-optimized,non-optimized", 2, dev);
-	EXPECT_TRUE(host_paths_are("optimized,non-optimized,", 30, seen, sizeof(seen)))
-		TH_LOG("the host sees %s", seen);
+	writers_on_host_and_node_1(_metadata, self, dev, sizeof(dev));
 	ASSERT_EQ(0, clock_offset(1, &off1, &err1));
 	ASSERT_EQ(0, clock_offset(2, &off2, &err2));
-	host_writer_start(self->writer, dev, self->acked4, "--first 2304 --blocks 512");
-	start_writer(1, 100);
 	stopped = host_time();
 	ASSERT_EQ(0, rl_on(1, "pkill -STOP -x chorusd"));
 	/* The hold lasts from node 1's deadline to its hand-over: 2 s in the lab. */
@@ -683,13 +697,9 @@ TEST_F_TIMEOUT(cluster, owner_cut_off_from_etcd_its_paths_inaccessible_hands_ove
 	int acked, before;
 
 	create_healthy();
-	host_attach(VOL, "optimized,non-optimized,non-optimized", 2, dev);
-	EXPECT_TRUE(host_paths_are("optimized,non-optimized,", 30, seen, sizeof(seen)))
-		TH_LOG("the host sees %s", seen);
+	writers_on_host_and_node_1(_metadata, self, dev, sizeof(dev));
 	ASSERT_EQ(0, clock_offset(1, &off1, &err1));
 	ASSERT_EQ(0, clock_offset(2, &off2, &err2));
-	host_writer_start(self->writer, dev, self->acked4, "--first 2304 --blocks 512");
-	start_writer(1, 100);
 	cut = host_time();
 	/* vm3 reaches no member through vm1 either: chorusctl asks the other two. */
 	setenv("CHORUS_ETCD", "http://10.99.0.2:2379,http://10.99.0.3:2379", 1);
