@@ -679,9 +679,13 @@ static int chorus_rdma_add_one(struct ib_device *dev)
 /*
  * A device goes away: fail every queue on it, then wait until their
  * owners have freed them, so that no PD, CQ or QP of ours outlives it.
+ * The condition takes chorus_rdma_mutex, so it is tested while running
+ * and the wait is wait_woken()'s (a condition of wait_event() must not
+ * sleep: DEBUG_ATOMIC_SLEEP reported it).
  */
 static void chorus_rdma_remove_one(struct ib_device *dev, void *client_data)
 {
+	DEFINE_WAIT_FUNC(wait, woken_wake_function);
 	struct chorus_rdma_queue *q;
 	int i, slot = -1, nr = 0;
 
@@ -701,10 +705,12 @@ static void chorus_rdma_remove_one(struct ib_device *dev, void *client_data)
 	if (nr)
 		pr_info("RDMA device %s removed: closing %d connections\n",
 			dev_name(&dev->dev), nr);
-	while (!wait_event_timeout(chorus_rdma_freed,
-				   !chorus_rdma_dev_in_use(dev), 10 * HZ))
-		pr_warn("RDMA device %s: still waiting for connections to close\n",
-			dev_name(&dev->dev));
+	add_wait_queue(&chorus_rdma_freed, &wait);
+	while (chorus_rdma_dev_in_use(dev))
+		if (!wait_woken(&wait, TASK_UNINTERRUPTIBLE, 10 * HZ))
+			pr_warn("RDMA device %s: still waiting for connections to close\n",
+				dev_name(&dev->dev));
+	remove_wait_queue(&chorus_rdma_freed, &wait);
 
 	mutex_lock(&chorus_rdma_mutex);
 	if (slot >= 0)
