@@ -8,6 +8,7 @@
 #include "etcd_server.h"
 #include "lib/cluster_export.h"
 #include "lib/cluster_view.h"
+#include "lib/nqn.h"
 
 namespace chorus {
 namespace {
@@ -66,6 +67,18 @@ TEST_F(ExportStoreTest, BadValuesAreNamedAndNotUsed) {
          "volume v is exported twice"},
         {R"({"version":1,"nqn":"nqn.2026-11.org.chorus:db","hosts":[],"namespaces":[]})",
          "no 'allow_any_host'"},
+        {R"({"version":1,"nqn":"nqn.2026-11.org.chorus:db","hosts":[],"allow_any_host":true,"namespaces":[],"protocols":[]})",
+         "no protocol: name at least one of iscsi, nvme-rdma, nvme-tcp"},
+        {R"({"version":1,"nqn":"nqn.2026-11.org.chorus:db","hosts":[],"allow_any_host":true,"namespaces":[],"protocols":["fc"]})",
+         "unknown protocol 'fc'"},
+        {R"({"version":1,"nqn":"nqn.2026-11.org.chorus:db","hosts":[],"allow_any_host":true,"namespaces":[],"protocols":["iscsi","iscsi"]})",
+         "protocol iscsi is named twice"},
+        {R"({"version":1,"nqn":"nqn.2026-11.org.chorus:db","hosts":[],"allow_any_host":false,"namespaces":[],"initiators":["iqn.2026-11.org.Host"]})",
+         "initiator 'iqn.2026-11.org.Host' holds a character an iSCSI name may not"},
+        {R"({"version":1,"nqn":"nqn.2026-11.org.chorus:db","hosts":[],"allow_any_host":true,"namespaces":[],"initiators":["iqn.2026-11.org.host"]})",
+         "allow_any_host is set and initiators are listed"},
+        {R"({"version":1,"nqn":"nqn.2026-11.org.chorus:db","hosts":[],"allow_any_host":false,"namespaces":[],"initiators":["iqn.a","iqn.a"]})",
+         "initiator iqn.a is listed twice"},
     };
     for (const Case& c : cases) {
         client_.Put(key, c.value);
@@ -75,6 +88,38 @@ TEST_F(ExportStoreTest, BadValuesAreNamedAndNotUsed) {
         EXPECT_NE(view.problems[0].find("etcd key " + key + ": " + c.problem), std::string::npos)
             << view.problems[0];
     }
+}
+
+// A value written before iSCSI existed reads as NVMe-oF over both
+// transports; protocols are kept sorted; an NQN that makes no IQN cannot
+// be exported over iSCSI.
+TEST_F(ExportStoreTest, ProtocolsAndInitiators) {
+    const std::string key = ExportKey(kNqn);
+    client_.Put(key, R"({"version":1,"nqn":"nqn.2026-11.org.chorus:db","hosts":[],)"
+                     R"("allow_any_host":true,"namespaces":[]})");
+    ClusterView view = ReadClusterView(client_);
+    ASSERT_EQ(view.exports.count(kNqn), 1u);
+    EXPECT_EQ(view.exports[kNqn].value.protocols,
+              (std::vector<std::string>{"nvme-rdma", "nvme-tcp"}));
+    EXPECT_TRUE(ExportsNvme(view.exports[kNqn].value));
+    EXPECT_FALSE(ExportsBy(view.exports[kNqn].value, "iscsi"));
+
+    ExportSpec s = Spec();
+    s.protocols = {"iscsi", "nvme-tcp"};
+    s.initiators = {"iqn.1993-08.org.debian:01:host4"};
+    client_.Put(key, EncodeExportSpec(s));
+    view = ReadClusterView(client_);
+    EXPECT_EQ(view.exports[kNqn].value, s);
+    EXPECT_EQ(IqnOf(kNqn), "iqn.2026-11.org.chorus:db");
+    EXPECT_EQ(IqnOf("nqn.2026-11.org.Chorus:DB"), "iqn.2026-11.org.chorus:db");
+
+    s.nqn = "nqn.2026-11.org.chorus:db_1";
+    EXPECT_NE(ExportSpecProblem(s).find("cannot be exported over iSCSI: its target name "
+                                        "'iqn.2026-11.org.chorus:db_1' holds a character"),
+              std::string::npos)
+        << ExportSpecProblem(s);
+    s.protocols = {"nvme-tcp"};
+    EXPECT_EQ(ExportSpecProblem(s), "");
 }
 
 TEST(ExportSpec, FreeNsidIsTheLowestUnused) {

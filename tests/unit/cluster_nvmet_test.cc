@@ -180,6 +180,22 @@ TEST_F(ClusterNvmet, CutOffMakesEveryGroupInaccessible) {
     EXPECT_EQ(Attr("nvmet/ports/1/ana_groups/2/ana_state"), "optimized");
 }
 
+// A subsystem is linked to the ports of the transports it names; one
+// reached by iSCSI alone has nothing in nvmet.
+TEST_F(ClusterNvmet, ProtocolsChooseThePorts) {
+    Config n1 = NodeConfig(1);
+    ClusterView tcp = View();
+    tcp.exports[kNqn].value.protocols = {"nvme-tcp"};
+    Converge(n1, tcp, kBoth);
+    EXPECT_TRUE(fs::is_symlink(root_ + "/nvmet/ports/1/subsystems/" + kNqn));
+    EXPECT_FALSE(fs::exists(root_ + "/nvmet/ports/2/subsystems/" + kNqn));
+    ClusterView iscsi = View();
+    iscsi.exports[kNqn].value.protocols = {"iscsi"};
+    EXPECT_TRUE(PlanClusterNvmet(n1, iscsi, kBoth, false).ops.empty());
+    Converge(n1, iscsi, kBoth);
+    EXPECT_FALSE(Exists("nvmet"));
+}
+
 TEST_F(ClusterNvmet, NoExportsLeaveNothingBehind) {
     Config n1 = NodeConfig(1);
     Converge(n1, View(), kBoth);

@@ -704,5 +704,34 @@ TEST(Config, BadMetricsAddressNamesKeyAndValue) {
                 "^test\\.conf:5: unknown section \\[metrics\\.x\\]$");
 }
 
+// [iscsi] portals: IPv4 or bracketed IPv6, port 3260 unless given, each
+// once; the section serves the cluster's exports, so it needs [cluster].
+TEST(Config, IscsiPortals) {
+    const std::string head =
+        "[node]\nid = 1\n[cluster]\netcd = [\"http://10.99.0.1:2379\"]\n[iscsi]\n";
+    EXPECT_FALSE(Parse(std::string(kValid)).iscsi.has_value());
+    Config c = Parse(head + "portals = [\"10.99.0.1\", \"10.99.0.1:3261\", \"[fd00::1]\"]\n");
+    ASSERT_TRUE(c.iscsi.has_value());
+    ASSERT_EQ(c.iscsi->portals.size(), 3u);
+    EXPECT_EQ(c.iscsi->portals[0].Name(), "10.99.0.1:3260");
+    EXPECT_EQ(c.iscsi->portals[1].Name(), "10.99.0.1:3261");
+    EXPECT_EQ(c.iscsi->portals[2].Name(), "[fd00::1]:3260");
+    EXPECT_TRUE(c.iscsi->portals[2].ipv6);
+    EXPECT_EQ(Parse(head + "portals = [\"[::1]:860\"]\n").iscsi->portals[0].Name(), "[::1]:860");
+    for (const char* bad : {"host4", "10.99.0.1:0", "::1", "10.0.0.300", "[::1]:x"})
+        ExpectError(head + "portals = [\"" + bad + "\"]\n",
+                    std::string("^test\\.conf:6: 'portals': '") +
+                        std::regex_replace(bad, std::regex(R"([.\[\]])"), R"(\$&)") +
+                        "' is not IPV4\\[:PORT\\] or \\[IPV6\\]\\[:PORT\\]");
+    ExpectError(head + "portals = [\"10.99.0.1\", \"10.99.0.1:3260\"]\n",
+                "^test\\.conf:6: 'portals': 10\\.99\\.0\\.1:3260 is listed twice");
+    ExpectError(head + "portals = []\n", "^test\\.conf:6: 'portals' lists no portal");
+    ExpectError(head, "^test\\.conf:5: \\[iscsi\\]: missing required key 'portals'");
+    ExpectError(
+        "[node]\nid = 1\n[metrics]\naddress = \"127.0.0.1:1\"\n[iscsi]\n"
+        "portals = [\"10.99.0.1\"]\n",
+        "^test\\.conf:5: \\[iscsi\\] needs a \\[cluster\\] section");
+}
+
 }  // namespace
 }  // namespace chorus

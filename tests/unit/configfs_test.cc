@@ -213,8 +213,10 @@ TEST_F(ConfigfsApply, FailureAfterEarlierRunKeepsEarlierRecord) {
 TEST_F(ConfigfsApply, TeardownFailureIsKeptForRetry) {
     auto before = SnapshotTree(root_);
     Applier().Apply(plan_);
-    // Something we did not create inside a port we did: its rmdir fails.
-    WriteFile(root_ + "/nvmet/ports/2/stray", "x");
+    // An object we did not create inside a port we did (as configfs
+    // would have it: a directory; attribute files go with their object):
+    // the port's rmdir fails.
+    fs::create_directory(root_ + "/nvmet/ports/2/stray");
     TeardownResult r = Applier().Teardown();
     EXPECT_GT(r.failed, 0);
     EXPECT_FALSE(warnings_.empty());

@@ -59,6 +59,7 @@ std::unique_ptr<Command> NewClusterExportAdd();
 std::unique_ptr<Command> NewClusterExportRemove();
 std::unique_ptr<Command> NewClusterExportAllow();
 std::unique_ptr<Command> NewClusterExportDisallow();
+std::unique_ptr<Command> NewClusterExportProtocols();
 std::unique_ptr<Command> NewClusterExportList();
 
 // The event stream (commands_events.cc).

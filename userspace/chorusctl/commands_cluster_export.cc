@@ -1,5 +1,6 @@
-// cluster export create, delete, add, remove, allow, disallow and list:
-// NVMe-oF subsystems of the cluster (Documentation/access.md). Each writes
+// cluster export create, delete, add, remove, allow, disallow, protocols
+// and list: the subsystems of the cluster, reached over NVMe-oF and iSCSI
+// (Documentation/access.md, Documentation/iscsi.md). Each writes
 // /chorus/exports/<nqn> in a transaction guarded by the revision it read;
 // every node's chorusd then makes its nvmet match, and list shows what each
 // node reports back.
@@ -25,6 +26,27 @@ std::string CheckNqnArg(std::string_view s) {
     return NqnProblem(s);
 }
 
+// A host as allow and disallow take it: an NVMe host's NQN or an iSCSI
+// initiator's IQN.
+std::string CheckHostArg(std::string_view s) {
+    return s.rfind("iqn.", 0) == 0 ? IqnProblem(s) : NqnProblem(s);
+}
+
+void AddProtocols(CLI::App& cmd, std::vector<std::string>& protocols) {
+    cmd.add_option("--protocol", protocols,
+                   "How hosts reach it: iscsi, nvme-tcp, nvme-rdma (repeat for several); "
+                   "default: nvme-tcp and nvme-rdma")
+        ->check(CLI::IsMember({kProtocolIscsi, kProtocolNvmeTcp, kProtocolNvmeRdma}));
+}
+
+// protocols as a spec keeps them: sorted, the default when none is given.
+std::vector<std::string> SpecProtocols(std::vector<std::string> protocols) {
+    if (protocols.empty())
+        return ExportSpec{}.protocols;
+    std::sort(protocols.begin(), protocols.end());
+    return protocols;
+}
+
 void AddNqn(CLI::App& cmd, std::string& nqn) {
     cmd.add_option("nqn", nqn, "Subsystem NQN")->required()->check(Check(CheckNqnArg, "NQN"));
 }
@@ -41,11 +63,13 @@ void RequireVolume(const ClusterView& view, const std::string& name) {
         throw NotFoundError("no volume " + name + " in the cluster");
 }
 
-// What every node reports of one namespace: {"<node>": {...}}.
-nlohmann::json Paths(const ClusterView& view, const std::string& nqn, uint32_t nsid) {
+// What every node reports of one namespace: {"<node>": {...}}, from its
+// nvmet (ANA) or its LIO (ALUA) status.
+nlohmann::json Paths(const ClusterView& view, const std::string& nqn, uint32_t nsid,
+                     bool iscsi = false) {
     nlohmann::json paths = nlohmann::json::object();
     for (const auto& [id, st] : view.status) {
-        const nlohmann::json& n = st.nvmet;
+        const nlohmann::json& n = iscsi ? st.iscsi : st.nvmet;
         const std::string key = std::to_string(nsid);
         if (n.contains(nqn) && n[nqn].contains(key))
             paths[std::to_string(id)] = n[nqn][key];
@@ -60,6 +84,10 @@ nlohmann::json ExportToJson(const ClusterView& view,
     for (const ExportNamespace& ns : e.namespaces) {
         nlohmann::json j = {
             {"nsid", ns.nsid}, {"volume", ns.volume}, {"paths", Paths(view, e.nqn, ns.nsid)}};
+        if (ExportsBy(e, kProtocolIscsi)) {
+            j["lun"] = ns.nsid - 1;
+            j["iscsi_paths"] = Paths(view, e.nqn, ns.nsid, true);
+        }
         auto v = view.volumes.find(ns.volume);
         if (v != view.volumes.end() && v->second.owner)
             j["owner"] = v->second.owner->node_id;
@@ -68,15 +96,25 @@ nlohmann::json ExportToJson(const ClusterView& view,
         namespaces.push_back(j);
     }
     nlohmann::json errors = nlohmann::json::object();
-    for (const auto& [id, st] : view.status)
+    nlohmann::json iscsi_errors = nlohmann::json::object();
+    for (const auto& [id, st] : view.status) {
         if (!st.nvmet_error.empty())
             errors[std::to_string(id)] = st.nvmet_error;
-    return {{"nqn", e.nqn},
-            {"strategy", e.strategy},
-            {"hosts", e.hosts},
-            {"allow_any_host", e.allow_any_host},
-            {"namespaces", namespaces},
-            {"node_errors", errors}};
+        if (!st.iscsi_error.empty())
+            iscsi_errors[std::to_string(id)] = st.iscsi_error;
+    }
+    nlohmann::json j = {{"nqn", e.nqn},
+                        {"strategy", e.strategy},
+                        {"protocols", e.protocols},
+                        {"hosts", e.hosts},
+                        {"initiators", e.initiators},
+                        {"allow_any_host", e.allow_any_host},
+                        {"namespaces", namespaces},
+                        {"node_errors", errors},
+                        {"node_iscsi_errors", iscsi_errors}};
+    if (ExportsBy(e, kProtocolIscsi))
+        j["iqn"] = IqnOf(e.nqn);
+    return j;
 }
 
 // After a change: the export as the store has it now, with every node's report.
@@ -85,16 +123,44 @@ void PrintExportJson(EtcdClient& etcd, const ExportSpec& e) {
     PrintJson(ExportToJson(view, AssignAccessPoints(view), e));
 }
 
+// "node 1 optimized  node 2 not exported (why)" from Paths().
+void PrintPaths(const nlohmann::json& paths, const char* state_key) {
+    if (paths.empty())
+        std::cout << " no node reports it yet";
+    for (const auto& [id, p] : paths.items()) {
+        std::cout << "  node " << id << " ";
+        if (p.contains(state_key))
+            std::cout << p[state_key].get<std::string>();
+        else
+            std::cout << "not exported (" << p.value("not_exported", "?") << ")";
+    }
+    std::cout << '\n';
+}
+
+void PrintList(const char* what, const std::vector<std::string>& names, bool any) {
+    std::cout << "  " << what << ": ";
+    if (any)
+        std::cout << "any";
+    else if (names.empty())
+        std::cout << "none allowed yet (chorusctl cluster export allow)";
+    for (size_t i = 0; i < names.size(); i++)
+        std::cout << (i ? ", " : "") << names[i];
+    std::cout << '\n';
+}
+
 void PrintExport(const ClusterView& view, const std::map<std::string, AccessPoint>& access,
                  const ExportSpec& e) {
-    std::cout << e.nqn << "\n  strategy: " << e.strategy << "\n  hosts: ";
-    if (e.allow_any_host)
-        std::cout << "any";
-    else if (e.hosts.empty())
-        std::cout << "none allowed yet (chorusctl cluster export allow)";
-    for (size_t i = 0; i < e.hosts.size(); i++)
-        std::cout << (i ? ", " : "") << e.hosts[i];
+    const bool iscsi = ExportsBy(e, kProtocolIscsi);
+    std::cout << e.nqn << "\n  strategy: " << e.strategy << "\n  protocols: ";
+    for (size_t i = 0; i < e.protocols.size(); i++)
+        std::cout << (i ? ", " : "") << e.protocols[i];
     std::cout << '\n';
+    if (ExportsNvme(e))
+        PrintList("hosts", e.hosts, e.allow_any_host);
+    if (iscsi) {
+        std::cout << "  iSCSI target: " << IqnOf(e.nqn) << '\n';
+        PrintList("initiators", e.initiators, e.allow_any_host);
+    }
     if (e.namespaces.empty())
         std::cout << "  no namespaces (chorusctl cluster export add)\n";
     for (const ExportNamespace& ns : e.namespaces) {
@@ -106,23 +172,24 @@ void PrintExport(const ClusterView& view, const std::map<std::string, AccessPoin
             std::cout << " (no owner";
         if (auto a = access.find(ns.volume); a != access.end())
             std::cout << ", assigned node " << a->second.node_id;
-        std::cout << "):";
-        nlohmann::json paths = Paths(view, e.nqn, ns.nsid);
-        if (paths.empty())
-            std::cout << " no node reports it yet";
-        for (const auto& [id, p] : paths.items()) {
-            std::cout << "  node " << id << " ";
-            if (p.contains("ana_state"))
-                std::cout << p["ana_state"].get<std::string>();
-            else
-                std::cout << "not exported (" << p.value("not_exported", "?") << ")";
+        std::cout << ")\n";
+        if (ExportsNvme(e)) {
+            std::cout << "    ANA: ";
+            PrintPaths(Paths(view, e.nqn, ns.nsid), "ana_state");
         }
-        std::cout << '\n';
+        if (iscsi) {
+            std::cout << "    ALUA (LUN " << ns.nsid - 1 << "): ";
+            PrintPaths(Paths(view, e.nqn, ns.nsid, true), "alua_state");
+        }
     }
-    for (const auto& [id, st] : view.status)
+    for (const auto& [id, st] : view.status) {
         if (!st.nvmet_error.empty())
             std::cout << "  node " << id << " cannot apply its nvmet export: " << st.nvmet_error
                       << '\n';
+        if (!st.iscsi_error.empty())
+            std::cout << "  node " << id << " cannot apply its iSCSI export: " << st.iscsi_error
+                      << '\n';
+    }
 }
 
 // Reads the export, lets change edit it, writes it back if unchanged since.
@@ -145,7 +212,10 @@ public:
         AddNqn(cmd, nqn_);
         cmd.add_option("--volume", volumes_, "A volume to export (nsid 1, 2, ... in order)");
         cmd.add_option("--host", hosts_, "The NQN of a host allowed to connect");
+        cmd.add_option("--initiator", initiators_,
+                       "The IQN of an iSCSI initiator allowed to log in");
         cmd.add_flag("--allow-any-host", any_, "Let every host connect (no allow-list)");
+        AddProtocols(cmd, protocols_);
         cmd.add_option("--strategy", strategy_,
                        "Where its volumes are owned (their optimized path): balance, inherit "
                        "or none")
@@ -156,7 +226,7 @@ public:
     std::string Subject() const override { return nqn_; }
 
     int Run(const GlobalOptions& global) override {
-        ExportSpec spec{nqn_, hosts_, any_, {}, strategy_};
+        ExportSpec spec{nqn_, hosts_, any_, {}, strategy_, SpecProtocols(protocols_), initiators_};
         for (size_t i = 0; i < volumes_.size(); i++)
             spec.namespaces.push_back({static_cast<uint32_t>(i + 1), volumes_[i]});
         if (std::string p = ExportSpecProblem(spec); !p.empty())
@@ -177,7 +247,7 @@ public:
 
 private:
     std::string nqn_;
-    std::vector<std::string> volumes_, hosts_;
+    std::vector<std::string> volumes_, hosts_, initiators_, protocols_;
     std::string strategy_ = "balance";
     bool any_ = false;
     ClusterAccess access_;
@@ -270,9 +340,11 @@ public:
 
     void AddOptions(CLI::App& cmd) override {
         AddNqn(cmd, nqn_);
-        cmd.add_option("hostnqn", host_, "The host's NQN (nvme show-hostnqn on the host)")
+        cmd.add_option("host", host_,
+                       "The host's NQN (nvme show-hostnqn), or an iSCSI initiator's IQN "
+                       "(/etc/iscsi/initiatorname.iscsi)")
             ->required()
-            ->check(Check(CheckNqnArg, "HOSTNQN"));
+            ->check(Check(CheckHostArg, "HOST"));
         access_.AddOptions(cmd);
     }
     std::string Subject() const override { return nqn_ + " " + host_; }
@@ -280,19 +352,20 @@ public:
     int Run(const GlobalOptions& global) override {
         auto etcd = access_.Connect();
         ExportSpec spec = Modify(*etcd, nqn_, [&](const ClusterView&, ExportSpec& e) {
-            auto it = std::find(e.hosts.begin(), e.hosts.end(), host_);
-            if (allow_ && it != e.hosts.end())
+            std::vector<std::string>& list = host_.rfind("iqn.", 0) == 0 ? e.initiators : e.hosts;
+            auto it = std::find(list.begin(), list.end(), host_);
+            if (allow_ && it != list.end())
                 throw Error("host " + host_ + " is allowed already", EEXIST);
             if (allow_ && e.allow_any_host)
                 throw UsageError("export " + nqn_ +
                                  " lets any host connect: there is no "
                                  "allow-list to add to");
-            if (!allow_ && it == e.hosts.end())
+            if (!allow_ && it == list.end())
                 throw NotFoundError("host " + host_ + " is not allowed on " + nqn_);
             if (allow_)
-                e.hosts.push_back(host_);
+                list.push_back(host_);
             else
-                e.hosts.erase(it);
+                list.erase(it);
         });
         if (global.json)
             PrintExportJson(*etcd, spec);
@@ -305,6 +378,39 @@ public:
 private:
     bool allow_;
     std::string nqn_, host_;
+    ClusterAccess access_;
+};
+
+// protocols: how hosts reach an export from now on.
+class ExportProtocols : public Command {
+public:
+    void AddOptions(CLI::App& cmd) override {
+        AddNqn(cmd, nqn_);
+        AddProtocols(cmd, protocols_);
+        cmd.get_option("--protocol")->required();
+        access_.AddOptions(cmd);
+    }
+    std::string Subject() const override { return nqn_; }
+
+    int Run(const GlobalOptions& global) override {
+        auto etcd = access_.Connect();
+        ExportSpec spec = Modify(*etcd, nqn_, [&](const ClusterView&, ExportSpec& e) {
+            e.protocols = SpecProtocols(protocols_);
+        });
+        if (global.json) {
+            PrintExportJson(*etcd, spec);
+        } else {
+            std::cout << nqn_ << " is reached by";
+            for (const std::string& p : spec.protocols)
+                std::cout << ' ' << p;
+            std::cout << std::endl;
+        }
+        return kExitOk;
+    }
+
+private:
+    std::string nqn_;
+    std::vector<std::string> protocols_;
     ClusterAccess access_;
 };
 
@@ -353,6 +459,9 @@ std::unique_ptr<Command> NewClusterExportAllow() {
 }
 std::unique_ptr<Command> NewClusterExportDisallow() {
     return std::make_unique<ExportHostChange>(false);
+}
+std::unique_ptr<Command> NewClusterExportProtocols() {
+    return std::make_unique<ExportProtocols>();
 }
 std::unique_ptr<Command> NewClusterExportList() {
     return std::make_unique<ExportList>();

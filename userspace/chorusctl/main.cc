@@ -53,7 +53,7 @@ constexpr GroupSpec kGroups[] = {
     {"cluster", "The cluster from its store (etcd), from any node"},
     {"cluster node", "The cluster's nodes"},
     {"cluster volume", "Volumes managed by the cluster: replicas placed and owned by chorusd"},
-    {"cluster export", "NVMe-oF subsystems served by every node, with ANA multipath"},
+    {"cluster export", "Subsystems served by every node over NVMe-oF (ANA) and iSCSI (ALUA)"},
 };
 
 // In the order --help lists them; a group is listed where its first command
@@ -125,11 +125,13 @@ constexpr CommandSpec kCommands[] = {
      NewClusterExportAdd},
     {"cluster export remove", "Stop exporting a volume through a subsystem", Enoent::kNotFound,
      NewClusterExportRemove},
-    {"cluster export allow", "Allow a host (its NQN) to connect to a subsystem", Enoent::kNotFound,
-     NewClusterExportAllow},
+    {"cluster export allow", "Allow a host (its NQN, or an initiator's IQN) to reach a subsystem",
+     Enoent::kNotFound, NewClusterExportAllow},
     {"cluster export disallow", "Take a host off a subsystem's allow-list", Enoent::kNotFound,
      NewClusterExportDisallow},
-    {"cluster export list", "List the exports with each node's ANA state per namespace",
+    {"cluster export protocols", "Set how hosts reach a subsystem (iscsi, nvme-tcp, nvme-rdma)",
+     Enoent::kNotFound, NewClusterExportProtocols},
+    {"cluster export list", "List the exports with each node's ANA and ALUA states per namespace",
      Enoent::kFailed, NewClusterExportList},
 };
 

@@ -1,19 +1,14 @@
 #include "chorusd/export_tender.h"
 
+#include <algorithm>
+
 namespace chorus {
 
-namespace {
-
-// A plan unchanged is applied again this often (a hand-made change put right).
-constexpr auto kReapplyPeriod = std::chrono::seconds(10);
-
-}  // namespace
-
 ExportTender::ExportTender(const Config& cfg, const Logger& log, const std::string& configfs,
-                           const std::string& state_file)
+                           const std::string& nvmet_state_file, const std::string& lio_state_file)
     : cfg_(cfg),
-      log_(log),
-      applier_(configfs, state_file, [&log](Severity s, const std::string& m) { log.Log(s, m); }) {}
+      nvmet_("nvmet", log, configfs, nvmet_state_file),
+      lio_("iscsi", log, configfs, lio_state_file) {}
 
 void ExportTender::Tend(const ClusterView& view, const std::vector<VolumeInfo>& attached) {
     std::map<std::string, std::string> devices;
@@ -21,49 +16,31 @@ void ExportTender::Tend(const ClusterView& view, const std::vector<VolumeInfo>& 
         devices[v.name] = "/dev/" + v.disk_name;
     last_view_ = view;
     last_devices_ = devices;
-    Converge(PlanClusterNvmet(cfg_, view, devices, false));
+    Converge(view, false);
 }
 
 void ExportTender::CutOff() {
     if (!last_view_ || last_view_->exports.empty())
         return;
-    Converge(PlanClusterNvmet(cfg_, *last_view_, last_devices_, true));
+    Converge(*last_view_, true);
 }
 
-void ExportTender::Converge(const ClusterNvmetPlan& plan) {
-    namespaces_ = plan.namespaces;
-    auto now = std::chrono::steady_clock::now();
-    if (error_.empty() && plan.ops == applied_ && now - applied_at_ < kReapplyPeriod)
-        return;
-    applied_at_ = now;
-    try {
-        TeardownResult pruned = applier_.Prune(plan.ops);
-        ApplyResult r = applier_.Apply(plan.ops);
-        if (pruned.undone > 0 || r.changed > 0)
-            log_.Info("nvmet: " + std::to_string(r.changed) + " changes applied, " +
-                      std::to_string(pruned.undone) + " undone (" +
-                      std::to_string(plan.namespaces.size()) + " namespaces in " +
-                      std::to_string(last_view_ ? last_view_->exports.size() : 0) + " exports)");
-        if (pruned.failed > 0)
-            throw Error(std::to_string(pruned.failed) +
-                            " changes no longer wanted could not be undone (see the log)",
-                        EBUSY);
-        applied_ = plan.ops;
-        if (!error_.empty())
-            log_.Info("nvmet: the export is applied again");
-        error_.clear();
-    } catch (const Error& e) {
-        if (error_ != e.what())
-            log_.Error(std::string("nvmet: ") + e.what());
-        error_ = e.what();
-        applied_.clear();
-    }
+void ExportTender::Converge(const ClusterView& view, bool cut_off) {
+    const std::string exports = std::to_string(view.exports.size()) + " exports";
+    ClusterNvmetPlan nvmet = PlanClusterNvmet(cfg_, view, last_devices_, cut_off);
+    namespaces_ = nvmet.namespaces;
+    nvmet_.Converge(nvmet.ops, std::to_string(namespaces_.size()) + " namespaces in " + exports);
+    ClusterLioPlan lio = PlanClusterLio(cfg_, view, last_devices_, cut_off);
+    luns_ = lio.luns;
+    lio_.Converge(lio.ops, std::to_string(luns_.size()) + " LUNs in " + exports);
 }
 
 std::optional<std::chrono::steady_clock::time_point> ExportTender::ReapplyDue() const {
-    if (applied_.empty())
-        return std::nullopt;
-    return applied_at_ + kReapplyPeriod;
+    std::optional<std::chrono::steady_clock::time_point> a = nvmet_.ReapplyDue();
+    std::optional<std::chrono::steady_clock::time_point> b = lio_.ReapplyDue();
+    if (a && b)
+        return std::min(*a, *b);
+    return a ? a : b;
 }
 
 nlohmann::json ExportTender::Status() const {
@@ -77,6 +54,19 @@ nlohmann::json ExportTender::Status() const {
             ns["not_exported"] = a.why_not;
         }
         j[a.nqn][std::to_string(a.nsid)] = ns;
+    }
+    return j;
+}
+
+nlohmann::json ExportTender::IscsiStatus() const {
+    nlohmann::json j = nlohmann::json::object();
+    for (const LunAccess& a : luns_) {
+        nlohmann::json lun = {{"volume", a.volume}, {"lun", a.lun}};
+        if (!a.alua_state.empty())
+            lun["alua_state"] = a.alua_state;
+        else
+            lun["not_exported"] = a.why_not;
+        j[a.nqn][std::to_string(a.nsid)] = lun;
     }
     return j;
 }

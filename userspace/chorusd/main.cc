@@ -41,6 +41,7 @@ struct Args {
     std::string configfs = kDefaultConfigfsRoot;
     std::string state_file = kDefaultStateFile;
     std::string cluster_state_file = kDefaultClusterStateFile;
+    std::string lio_state_file = kDefaultLioStateFile;
     bool once = false;
     bool teardown = false;
     bool print_plan = false;
@@ -133,11 +134,13 @@ int Run(const Args& args, const Logger& log) {
                             [&log](Severity s, const std::string& msg) { log.Log(s, msg); });
 
     if (args.teardown) {
-        // The static export and the cluster's, newest-made first.
-        ConfigfsApplier cluster_applier(
-            args.configfs, args.cluster_state_file,
-            [&log](Severity s, const std::string& msg) { log.Log(s, msg); });
-        int rc = Teardown(cluster_applier, log);
+        // The cluster's iSCSI and NVMe-oF exports, then the static one.
+        auto log_fn = [&log](Severity s, const std::string& msg) { log.Log(s, msg); };
+        ConfigfsApplier lio_applier(args.configfs, args.lio_state_file, log_fn);
+        ConfigfsApplier cluster_applier(args.configfs, args.cluster_state_file, log_fn);
+        int rc = Teardown(lio_applier, log);
+        if (Teardown(cluster_applier, log) != kExitOk)
+            rc = kExitFailed;
         return Teardown(applier, log) == kExitOk ? rc : kExitFailed;
     }
 
@@ -185,7 +188,7 @@ int Run(const Args& args, const Logger& log) {
                                                  [&trigger] { trigger.Wake("session changed"); });
         keeper->Start();
         reconciler = std::make_unique<Reconciler>(cfg, log, *keeper, trigger, args.configfs,
-                                                  args.cluster_state_file);
+                                                  args.cluster_state_file, args.lio_state_file);
         reconciler->Start();
         metrics_keeper = keeper.get();
     }
@@ -214,7 +217,10 @@ int Main(int argc, char** argv) {
     app.add_option("--state-file", args.state_file, "Record of what chorusd created")
         ->capture_default_str();
     app.add_option("--cluster-state-file", args.cluster_state_file,
-                   "Record of what chorusd created for the cluster's exports")
+                   "Record of what chorusd created for the cluster's NVMe-oF exports")
+        ->capture_default_str();
+    app.add_option("--lio-state-file", args.lio_state_file,
+                   "Record of what chorusd created for the cluster's iSCSI exports")
         ->capture_default_str();
     CLI::Option* once = app.add_flag("--once", args.once, "Apply the export and exit");
     CLI::Option* teardown =

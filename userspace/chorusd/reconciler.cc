@@ -87,7 +87,7 @@ void ProblemLog::Clear(const std::string& subject) {
 
 Reconciler::Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper,
                        PassTrigger& trigger, const std::string& configfs,
-                       const std::string& nvmet_state_file)
+                       const std::string& nvmet_state_file, const std::string& lio_state_file)
     : cfg_(cfg),
       cluster_(*cfg.cluster),
       log_(log),
@@ -96,7 +96,7 @@ Reconciler::Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keep
       etcd_(DaemonEtcdOptions(*cfg.cluster, log)),
       store_(etcd_),
       problems_(log),
-      exports_(cfg, log, configfs, nvmet_state_file),
+      exports_(cfg, log, configfs, nvmet_state_file, lio_state_file),
       retry_delay_(kFirstRetry),
       // A node's status is written for chorusctl; no pass reads it.
       store_watch_(DaemonEtcdOptions(*cfg.cluster, log), "/chorus/", {"/chorus/status/"}, trigger),
@@ -160,7 +160,7 @@ void Reconciler::ScheduleRetry() {
         trigger_.WakeBy(now + kFirstRetry, "retrying a failed compare");
     if (unsettled_)
         trigger_.WakeBy(now + unsettled_->recheck, unsettled_->why);
-    if (problems_.empty() && exports_.error().empty()) {
+    if (problems_.empty() && exports_.error().empty() && exports_.iscsi_error().empty()) {
         retry_delay_ = kFirstRetry;
         return;
     }
@@ -485,6 +485,8 @@ void Reconciler::PublishStatus(const SessionSnapshot& session,
         s.volumes[v.name] = VolumeStatus(v);
     s.nvmet = exports_.Status();
     s.nvmet_error = exports_.error();
+    s.iscsi = exports_.IscsiStatus();
+    s.iscsi_error = exports_.iscsi_error();
     std::string value = EncodeNodeStatus(s);
     if (value == published_ && session.lease_id == published_lease_)
         return;

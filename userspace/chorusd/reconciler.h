@@ -52,10 +52,11 @@ class Reconciler {
 public:
     // cfg.cluster must be set; everything must outlive the reconciler.
     // trigger starts the passes; the keeper must wake it when the session
-    // changes. configfs and nvmet_state_file are where the cluster's
-    // exports go and the record of them (ExportTender).
+    // changes. configfs, nvmet_state_file and lio_state_file are where the
+    // cluster's exports go and the records of them (ExportTender).
     Reconciler(const Config& cfg, const Logger& log, SessionKeeper& keeper, PassTrigger& trigger,
-               const std::string& configfs, const std::string& nvmet_state_file);
+               const std::string& configfs, const std::string& nvmet_state_file,
+               const std::string& lio_state_file);
     ~Reconciler();
     Reconciler(const Reconciler&) = delete;
     Reconciler& operator=(const Reconciler&) = delete;

@@ -29,6 +29,28 @@ ExportNamespace DecodeNamespace(const std::string& key, const Json& j) {
 
 }  // namespace
 
+bool ExportsBy(const ExportSpec& spec, std::string_view protocol) {
+    return std::find(spec.protocols.begin(), spec.protocols.end(), protocol) !=
+           spec.protocols.end();
+}
+
+bool ExportsNvme(const ExportSpec& spec) {
+    return ExportsBy(spec, kProtocolNvmeRdma) || ExportsBy(spec, kProtocolNvmeTcp);
+}
+
+std::string ProtocolsProblem(const std::vector<std::string>& protocols) {
+    if (protocols.empty())
+        return "no protocol: name at least one of iscsi, nvme-rdma, nvme-tcp";
+    std::set<std::string> seen;
+    for (const std::string& p : protocols) {
+        if (p != kProtocolIscsi && p != kProtocolNvmeRdma && p != kProtocolNvmeTcp)
+            return "unknown protocol '" + p + "' (iscsi, nvme-rdma or nvme-tcp)";
+        if (!seen.insert(p).second)
+            return "protocol " + p + " is named twice";
+    }
+    return "";
+}
+
 std::string ExportKey(std::string_view nqn) {
     return "/chorus/exports/" + std::string(nqn);
 }
@@ -47,6 +69,20 @@ std::string ExportSpecProblem(const ExportSpec& spec) {
         return p;
     if (spec.allow_any_host && !spec.hosts.empty())
         return "allow_any_host is set and hosts are listed: nvmet takes one or the other";
+    if (std::string p = ProtocolsProblem(spec.protocols); !p.empty())
+        return p;
+    if (ExportsBy(spec, kProtocolIscsi))
+        if (std::string p = IqnProblem(IqnOf(spec.nqn)); !p.empty())
+            return "subsystem " + spec.nqn + " cannot be exported over iSCSI: its target name " + p;
+    std::set<std::string> initiators;
+    for (const std::string& i : spec.initiators) {
+        if (std::string p = IqnProblem(i); !p.empty())
+            return "initiator " + p;
+        if (!initiators.insert(i).second)
+            return "initiator " + i + " is listed twice";
+    }
+    if (spec.allow_any_host && !spec.initiators.empty())
+        return "allow_any_host is set and initiators are listed: take one or the other";
     std::set<uint32_t> ids;
     std::set<std::string> volumes;
     for (const ExportNamespace& ns : spec.namespaces) {
@@ -69,7 +105,8 @@ std::string EncodeExportSpec(const ExportSpec& spec) {
         namespaces.push_back({{"nsid", ns.nsid}, {"volume", ns.volume}});
     return Json{{"version", kStoreValueVersion}, {"nqn", spec.nqn},
                 {"hosts", spec.hosts},           {"allow_any_host", spec.allow_any_host},
-                {"namespaces", namespaces},      {"strategy", spec.strategy}}
+                {"namespaces", namespaces},      {"strategy", spec.strategy},
+                {"protocols", spec.protocols},   {"initiators", spec.initiators}}
         .dump();
 }
 
@@ -83,6 +120,12 @@ ExportSpec DecodeExportSpec(const std::string& key, std::string_view value) {
     s.allow_any_host = Field<bool>(key, j, "allow_any_host");
     if (j.contains("strategy"))
         s.strategy = Field<std::string>(key, j, "strategy");
+    if (j.contains("protocols")) {
+        s.protocols = Field<std::vector<std::string>>(key, j, "protocols");
+        std::sort(s.protocols.begin(), s.protocols.end());
+    }
+    if (j.contains("initiators"))
+        s.initiators = Field<std::vector<std::string>>(key, j, "initiators");
     Json namespaces = Field<Json>(key, j, "namespaces");
     if (!namespaces.is_array())
         throw StoreValueError(key, "'namespaces' is not an array");

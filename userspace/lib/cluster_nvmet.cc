@@ -85,7 +85,11 @@ ClusterNvmetPlan PlanClusterNvmet(const Config& cfg, const ClusterView& view,
                                   const std::map<std::string, std::string>& devices, bool cut_off) {
     using K = ConfigfsOp::Kind;
     ClusterNvmetPlan plan;
-    if (view.exports.empty())
+    std::map<std::string, const ExportSpec*> exports;  // those reached over NVMe-oF
+    for (const auto& [nqn, e] : view.exports)
+        if (ExportsNvme(e.value))
+            exports[nqn] = &e.value;
+    if (exports.empty())
         return plan;
     std::vector<ConfigfsOp>& ops = plan.ops;
     Add(ops, K::kEnsureDir, "nvmet");
@@ -93,16 +97,16 @@ ClusterNvmetPlan PlanClusterNvmet(const Config& cfg, const ClusterView& view,
     Add(ops, K::kEnsureDir, "nvmet/ports");
     Add(ops, K::kEnsureDir, "nvmet/hosts");
     std::set<std::string> hosts;
-    for (const auto& [nqn, e] : view.exports)
-        hosts.insert(e.value.hosts.begin(), e.value.hosts.end());
+    for (const auto& [nqn, e] : exports)
+        hosts.insert(e->hosts.begin(), e->hosts.end());
     for (const std::string& h : hosts)
         Add(ops, K::kMkdir, "nvmet/hosts/" + h);
 
     // One group per node that may own an exported volume, and this node's.
     std::set<uint32_t> groups = {cfg.node_id};
-    for (const auto& [nqn, e] : view.exports) {
-        PlanSubsystem(cfg, view, e.value, devices, plan);
-        for (const ExportNamespace& ns : e.value.namespaces)
+    for (const auto& [nqn, e] : exports) {
+        PlanSubsystem(cfg, view, *e, devices, plan);
+        for (const ExportNamespace& ns : e->namespaces)
             if (auto v = view.volumes.find(ns.volume); v != view.volumes.end())
                 groups.insert(v->second.spec.value.nodes.begin(), v->second.spec.value.nodes.end());
     }
@@ -113,11 +117,14 @@ ClusterNvmetPlan PlanClusterNvmet(const Config& cfg, const ClusterView& view,
     std::map<uint32_t, std::string> states;
     for (uint32_t g : groups)
         states[g] = GroupState(cfg, g, cut_off);
-    std::vector<std::string> nqns;
-    for (const auto& [nqn, e] : view.exports)
-        nqns.push_back(nqn);
-    for (const PortConfig& port : cfg.ports)
+    for (const PortConfig& port : cfg.ports) {
+        // A subsystem is linked to the ports of the transports it names.
+        std::vector<std::string> nqns;
+        for (const auto& [nqn, e] : exports)
+            if (ExportsBy(*e, "nvme-" + port.transport))
+                nqns.push_back(nqn);
         PlanPort(ops, port, states, nqns);
+    }
     return plan;
 }
 

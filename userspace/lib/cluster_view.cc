@@ -74,6 +74,9 @@ NodeStatus DecodeNodeStatus(const EtcdKeyValue& kv) {
     if (j.contains("nvmet") && j["nvmet"].is_object())
         s.nvmet = j["nvmet"];
     s.nvmet_error = j.value("nvmet_error", "");
+    if (j.contains("iscsi") && j["iscsi"].is_object())
+        s.iscsi = j["iscsi"];
+    s.iscsi_error = j.value("iscsi_error", "");
     return s;
 }
 
@@ -90,6 +93,10 @@ std::string EncodeNodeStatus(const NodeStatus& status) {
         j["nvmet"] = status.nvmet;
     if (!status.nvmet_error.empty())
         j["nvmet_error"] = status.nvmet_error;
+    if (!status.iscsi.empty())
+        j["iscsi"] = status.iscsi;
+    if (!status.iscsi_error.empty())
+        j["iscsi_error"] = status.iscsi_error;
     return j.dump();
 }
 

@@ -49,6 +49,10 @@ struct NodeStatus {
     // or "not_exported": why), as Documentation/access.md describes.
     nlohmann::json nvmet = nlohmann::json::object();
     std::string nvmet_error;  // why the export could not be applied, if so
+    // The same for LIO (Documentation/iscsi.md): {"<nqn>": {"<nsid>":
+    // {"volume": …, "lun": L, "alua_state": …}}}, or "not_exported": why.
+    nlohmann::json iscsi = nlohmann::json::object();
+    std::string iscsi_error;
 };
 
 std::string NodeStatusKey(uint32_t node_id);  // /chorus/status/<id>

@@ -27,8 +27,8 @@ namespace {
 
 // The sections there are; [port] and [namespace] hold one table per port
 // or namespace, [port.LABEL] and [namespace.NSID].
-const std::set<std::string, std::less<>> kSections = {"node",    "subsystem", "ana",      "cluster",
-                                                      "metrics", "port",      "namespace"};
+const std::set<std::string, std::less<>> kSections = {"node",    "subsystem", "ana",  "cluster",
+                                                      "metrics", "iscsi",     "port", "namespace"};
 
 bool Labelled(std::string_view section) {
     return section == "port" || section == "namespace";
@@ -314,6 +314,49 @@ void ParseMetrics(ConfigTable& t, Config& cfg) {
     cfg.metrics = std::move(m);
 }
 
+// One entry of [iscsi] portals: "IPV4", "IPV4:PORT", "[IPV6]" or
+// "[IPV6]:PORT"; the port is 3260 unless given.
+std::optional<IscsiPortal> ParsePortal(const std::string& text) {
+    IscsiPortal p;
+    if (SplitHostPort(text, p.host, p.port)) {
+        p.ipv6 = text.front() == '[';
+        return p;
+    }
+    unsigned char buf[sizeof(in6_addr)];
+    if (inet_pton(AF_INET, text.c_str(), buf) == 1) {
+        p.host = text;
+        return p;
+    }
+    if (text.size() > 2 && text.front() == '[' && text.back() == ']') {
+        p.host = text.substr(1, text.size() - 2);
+        p.ipv6 = true;
+        if (inet_pton(AF_INET6, p.host.c_str(), buf) == 1)
+            return p;
+    }
+    return std::nullopt;
+}
+
+// [iscsi]: the portals of this node's iSCSI targets, each once.
+void ParseIscsi(ConfigTable& t, Config& cfg) {
+    IscsiConfig c;
+    std::vector<Located<std::string>> listed = *t.StringArray("portals", true);
+    for (const auto& entry : listed) {
+        std::optional<IscsiPortal> p = ParsePortal(entry.value);
+        if (!p)
+            t.Fail(entry.line, "'portals': '" + entry.value +
+                                   "' is not IPV4[:PORT] or [IPV6][:PORT] (port 1..65535, "
+                                   "default 3260), e.g. \"192.0.2.1:3260\"");
+        for (const IscsiPortal& q : c.portals)
+            if (q.Name() == p->Name())
+                t.Fail(entry.line, "'portals': " + p->Name() + " is listed twice");
+        c.portals.push_back(*p);
+    }
+    if (c.portals.empty())
+        t.Fail(t.Line("portals"), "'portals' lists no portal");
+    t.RejectUnknown();
+    cfg.iscsi = std::move(c);
+}
+
 // What the [port] and [namespace] tables read so far have taken, which
 // the next ones must not take again.
 struct Taken {
@@ -459,6 +502,10 @@ void ParsePortsAndNamespaces(const std::string& file, const toml::table& root, C
 
 }  // namespace
 
+std::string IscsiPortal::Name() const {
+    return (ipv6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
 std::string DefaultSerial(std::string_view nqn) {
     // FNV-1a, 64 bits: stable across versions, hosts and compilers, unlike
     // std::hash.
@@ -494,6 +541,15 @@ Config ParseConfig(std::string_view text, const std::string& file) {
     if (metrics != nullptr) {
         ConfigTable t(file, *metrics, "[metrics]");
         ParseMetrics(t, cfg);
+    }
+
+    const toml::table* iscsi = Section(root, "iscsi");
+    if (iscsi != nullptr) {
+        ConfigTable t(file, *iscsi, "[iscsi]");
+        ParseIscsi(t, cfg);
+        if (cluster == nullptr)
+            Fail(file, TomlLine(*iscsi),
+                 "[iscsi] needs a [cluster] section (it serves the cluster's exports)");
     }
 
     // Without [cluster] or [metrics] chorusd only exports: then [subsystem]

@@ -80,6 +80,22 @@ struct MetricsConfig {
     uint16_t port = 0;
 };
 
+// [iscsi]: where this node's LIO serves the cluster's exports that name
+// iSCSI (Documentation/iscsi.md). Without the section the node serves none.
+struct IscsiPortal {
+    std::string host;  // the IP literal, without brackets
+    uint16_t port = 3260;
+    bool ipv6 = false;
+
+    // As LIO names a portal: "10.0.0.1:3260", "[fd00::1]:3260".
+    std::string Name() const;
+    bool operator==(const IscsiPortal&) const = default;
+};
+
+struct IscsiConfig {
+    std::vector<IscsiPortal> portals;  // in the file's order, at least one
+};
+
 struct Config {
     std::string file;  // where it was read from, for messages
     uint32_t node_id = 0;
@@ -96,6 +112,7 @@ struct Config {
     bool export_nvmet = false;                // a [subsystem] section is there
     std::optional<ClusterConfig> cluster;     // a [cluster] section is there
     std::optional<MetricsConfig> metrics;     // a [metrics] section is there; off without
+    std::optional<IscsiConfig> iscsi;         // an [iscsi] section is there; no iSCSI without
 };
 
 inline constexpr uint32_t kMaxNodeId = 32;

@@ -83,6 +83,26 @@ bool ReadAttr(const std::string& path, std::string& out) {
     return true;
 }
 
+// Whether text, read back from op's attribute (or its read_path), shows
+// op's value in place.
+bool Shows(const std::string& text, const ConfigfsOp& op) {
+    if (!op.shown_as.empty())
+        return text.find(op.shown_as) != std::string::npos;
+    // configfs shows values with a trailing newline (serial numbers
+    // space-padded); compare what matters.
+    return TrimTrailing(text) == op.value;
+}
+
+// In a plain tree (tests), what configfs does on rmdir: the attribute files
+// of the object go with it, whoever wrote them (a test showing what LIO
+// would read back).
+void RemovePlainFiles(const std::string& dir) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec))
+        if (entry.is_regular_file(ec) && !entry.is_symlink(ec))
+            std::filesystem::remove(entry.path(), ec);
+}
+
 // configfs takes an attribute in a single write(); a short write is an error.
 void WriteAttr(const std::string& path, const std::string& value, int flags) {
     const std::string what = "write " + path + " = '" + value + "'";
@@ -260,14 +280,18 @@ bool ConfigfsApplier::Recorded(StateEntry::Kind kind, const std::string& rel) co
     return false;
 }
 
+void ConfigfsApplier::DetectConfigfs() {
+    struct statfs sfs;
+    configfs_ = ::statfs(root_.c_str(), &sfs) == 0 &&
+                static_cast<unsigned long>(sfs.f_type) == kConfigfsMagic;
+}
+
 ApplyResult ConfigfsApplier::Apply(const std::vector<ConfigfsOp>& plan) {
     struct stat st;
     if (::stat(root_.c_str(), &st) < 0 || !S_ISDIR(st.st_mode))
         throw Error("configfs root " + root_ + " is not a directory (is configfs mounted?)",
                     ENOENT);
-    struct statfs sfs;
-    configfs_ = ::statfs(root_.c_str(), &sfs) == 0 &&
-                static_cast<unsigned long>(sfs.f_type) == kConfigfsMagic;
+    DetectConfigfs();
     FileLock lock = Lock();
     entries_ = state_.Load(root_);
     const size_t run_start = entries_.size();
@@ -284,6 +308,8 @@ ApplyResult ConfigfsApplier::Apply(const std::vector<ConfigfsOp>& plan) {
             std::string msg = e.what();
             if (op.path == "nvmet")
                 msg += " (is the nvmet module loaded? modprobe nvmet)";
+            else if (op.path == "target" || op.path == "target/iscsi")
+                msg += " (is LIO's iSCSI target loaded? modprobe iscsi_target_mod)";
             msg += "; rolled back " + std::to_string(undo.undone) + " of " + std::to_string(made) +
                    " changes made by this run";
             if (undo.failed > 0)
@@ -293,6 +319,12 @@ ApplyResult ConfigfsApplier::Apply(const std::vector<ConfigfsOp>& plan) {
         }
     }
     return result;
+}
+
+bool ConfigfsApplier::Holds(const ConfigfsOp& op) const {
+    std::string current;
+    return ReadAttr(Abs(op.read_path.empty() ? op.path : op.read_path), current) &&
+           Shows(current, op);
 }
 
 bool ConfigfsApplier::ApplyOp(const ConfigfsOp& op) {
@@ -321,20 +353,15 @@ bool ConfigfsApplier::ApplyOp(const ConfigfsOp& op) {
             return true;
         }
         case ConfigfsOp::Kind::kWrite: {
-            std::string current;
+            if (Holds(op))
+                return false;
             int flags = O_TRUNC;
-            if (ReadAttr(path, current)) {
-                // configfs shows values with a trailing newline (serial
-                // numbers space-padded); compare what matters.
-                if (TrimTrailing(current) == op.value)
-                    return false;
-            } else if (errno == ENOENT) {
+            if (::access(path.c_str(), F_OK) < 0 && errno == ENOENT) {
                 // configfs makes every attribute along with its object, so
                 // a missing one is not ours to create: this nvmet lacks it.
                 if (configfs_)
-                    throw Error(
-                        "attribute " + path + " does not exist (does this kernel's nvmet have it?)",
-                        ENOENT);
+                    throw Error("attribute " + path + " does not exist (does this kernel have it?)",
+                                ENOENT);
                 // A plain tree (tests): create the file, to be removed.
                 flags = O_CREAT | O_EXCL;
             }
@@ -382,6 +409,8 @@ bool ConfigfsApplier::Undo(const StateEntry& e) {
     switch (e.kind) {
         case StateEntry::Kind::kDir:
             what = "rmdir " + path;
+            if (!configfs_)
+                RemovePlainFiles(path);
             rc = ::rmdir(path.c_str());
             break;
         case StateEntry::Kind::kFile:
@@ -432,20 +461,29 @@ TeardownResult ConfigfsApplier::UndoFrom(size_t from) {
 
 std::vector<std::string> ConfigfsApplier::ObjectsToRemake(
     const std::vector<ConfigfsOp>& plan) const {
+    std::set<std::string> objects;  // what the plan makes
+    for (const ConfigfsOp& op : plan)
+        if (op.kind == ConfigfsOp::Kind::kMkdir)
+            objects.insert(op.path);
     std::vector<std::string> dirs;
     for (const ConfigfsOp& op : plan) {
         if (op.kind != ConfigfsOp::Kind::kWrite || !op.fixed)
             continue;
+        // The object the attribute belongs to: its directory, or above it
+        // for an attribute in a group configfs makes (LIO's wwn/).
+        std::string dir = op.path.substr(0, op.path.rfind('/'));
+        while (objects.count(dir) == 0 && dir.find('/') != std::string::npos)
+            dir = dir.substr(0, dir.rfind('/'));
         std::string current;
-        const std::string dir = op.path.substr(0, op.path.rfind('/'));
-        if (ReadAttr(Abs(op.path), current) && TrimTrailing(current) != op.value &&
-            Recorded(StateEntry::Kind::kDir, dir))
+        if (ReadAttr(Abs(op.read_path.empty() ? op.path : op.read_path), current) &&
+            !Shows(current, op) && Recorded(StateEntry::Kind::kDir, dir))
             dirs.push_back(dir);
     }
     return dirs;
 }
 
 TeardownResult ConfigfsApplier::Prune(const std::vector<ConfigfsOp>& plan) {
+    DetectConfigfs();
     FileLock lock = Lock();
     entries_ = state_.Load(root_);
     std::set<std::pair<StateEntry::Kind, std::string>> wanted;
@@ -466,11 +504,20 @@ TeardownResult ConfigfsApplier::Prune(const std::vector<ConfigfsOp>& plan) {
         }
     }
     const std::vector<std::string> remake = ObjectsToRemake(plan);
-    auto inside_remade = [&](const std::string& path) {
-        for (const std::string& d : remake)
+    auto inside = [](const std::vector<std::string>& dirs, const std::string& path) {
+        for (const std::string& d : dirs)
             if (path == d || path.rfind(d + "/", 0) == 0)
                 return true;
         return false;
+    };
+    // A link to a remade object (LIO's LUN to its backstore) goes too:
+    // configfs refuses to remove an object while a link points at it.
+    std::vector<std::string> unlinked;
+    for (const ConfigfsOp& op : plan)
+        if (op.kind == ConfigfsOp::Kind::kSymlink && inside(remake, op.value))
+            unlinked.push_back(op.path);
+    auto inside_remade = [&](const std::string& path) {
+        return inside(remake, path) || inside(unlinked, path);
     };
     for (const std::string& d : remake)
         Log(Severity::kInfo, Abs(d) + ": an attribute fixed once enabled must change: remaking it");
@@ -498,6 +545,7 @@ TeardownResult ConfigfsApplier::Prune(const std::vector<ConfigfsOp>& plan) {
 }
 
 TeardownResult ConfigfsApplier::Teardown() {
+    DetectConfigfs();
     FileLock lock = Lock();
     entries_ = state_.Load(root_);
     if (entries_.empty())

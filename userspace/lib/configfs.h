@@ -26,6 +26,7 @@ namespace chorus {
 inline constexpr const char* kDefaultConfigfsRoot = "/sys/kernel/config";
 inline constexpr const char* kDefaultStateFile = "/run/chorus/nvmet.json";
 inline constexpr const char* kDefaultClusterStateFile = "/run/chorus/nvmet-cluster.json";
+inline constexpr const char* kDefaultLioStateFile = "/run/chorus/lio-cluster.json";
 
 // One recorded change, undone on teardown.
 struct StateEntry {
@@ -103,11 +104,15 @@ private:
     // Returns true if it changed something. Appends to entries_ (and saves)
     // every change that teardown must undo, before making it.
     bool ApplyOp(const ConfigfsOp& op);
+    // Whether op's write is in place already (it reads back as asked).
+    bool Holds(const ConfigfsOp& op) const;
     // Records entry, then runs act; drops the entry again if act throws
     // (the rollback that follows saves the file without it).
     template <typename Act>
     void RecordThen(StateEntry entry, Act act);
     FileLock Lock() const;
+    // Sets configfs_: whether root_ is a configfs mount.
+    void DetectConfigfs();
     // Undoes entries_[from..] newest first, keeping the ones that fail.
     TeardownResult UndoFrom(size_t from);
     // Undoes one entry; false (logged) if that failed.

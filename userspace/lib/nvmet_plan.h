@@ -37,6 +37,13 @@ struct ConfigfsOp {
     // removes an object chorusd made whose fixed attribute reads back
     // otherwise, and Apply makes it again.
     bool fixed = false;
+    // kWrite only, for attributes that do not read back what was written
+    // (LIO's): the attribute to read instead (relative to the root; empty:
+    // path itself), and the text it shows, somewhere in it, once value is
+    // in place (empty: it reads back as value). A fixed write whose read
+    // shows otherwise remakes the nearest object of the plan above path.
+    std::string read_path{};
+    std::string shown_as{};
 
     bool operator==(const ConfigfsOp&) const = default;
 };

@@ -16,7 +16,7 @@
 #include "repl_lab.h"
 
 /* This VM's CLOCK_REALTIME in seconds. */
-static double realtime_s(void)
+static inline double realtime_s(void)
 {
 	struct timespec ts;
 
@@ -28,7 +28,7 @@ static double realtime_s(void)
  * The longest time in [@from, @to] (this VM's clock) without an
  * acknowledged write in @log, whose TIME fields must be this VM's clock too.
  */
-static double max_ack_gap(const char *path, double from, double to)
+static inline double max_ack_gap(const char *path, double from, double to)
 {
 	double t, last = from, gap = 0;
 	char line[128];
@@ -52,7 +52,7 @@ static double max_ack_gap(const char *path, double from, double to)
  * Whether @log grows in every 5 s of the next @seconds (under TCG a VM is
  * sometimes not scheduled for a second or two: shorter would be noise).
  */
-static bool writer_goes_on(const char *log, int seconds)
+static inline bool writer_goes_on(const char *log, int seconds)
 {
 	int i, before;
 
@@ -70,7 +70,7 @@ static bool writer_goes_on(const char *log, int seconds)
  * keep no common time, so a timestamp from one is compared with another's
  * through these offsets. The best of three reads over the control channel.
  */
-static int clock_offset(int vm, double *off, double *err)
+static inline int clock_offset(int vm, double *off, double *err)
 {
 	double before, after;
 	char out[64];
@@ -91,7 +91,7 @@ static int clock_offset(int vm, double *off, double *err)
 }
 
 /* The third field of the last line of @path (ack_writer's TIME); 0 if none. */
-static double last_ack_time(const char *path)
+static inline double last_ack_time(const char *path)
 {
 	char line[128], last[128] = "";
 	double t = 0;

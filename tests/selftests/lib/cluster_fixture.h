@@ -46,7 +46,7 @@ FIXTURE(cluster) {
 /* The volumes' transport: tcp unless CHORUS_CLUSTER_TRANSPORT says otherwise. */
 
 /* The cluster's view of @vol through chorusctl on this VM: a jq filter's output. */
-static int __attribute__((format(printf, 5, 6)))
+static inline int __attribute__((format(printf, 5, 6)))
 cl_query(FIXTURE_DATA(cluster) *self, const char *vol, char *out, size_t len,
 	 const char *fmt, ...)
 {
@@ -64,7 +64,7 @@ cl_query(FIXTURE_DATA(cluster) *self, const char *vol, char *out, size_t len,
 }
 
 /* Waits up to @timeout_s for the jq filter on @vol to print @want; false on timeout. */
-static bool cl_wait(FIXTURE_DATA(cluster) *self, const char *vol, const char *filter,
+static inline bool cl_wait(FIXTURE_DATA(cluster) *self, const char *vol, const char *filter,
 		    const char *want, int timeout_s)
 {
 	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
@@ -78,13 +78,13 @@ static bool cl_wait(FIXTURE_DATA(cluster) *self, const char *vol, const char *fi
 	return false;
 }
 
-static int cl_node_up(FIXTURE_DATA(cluster) *self, int vm)
+static inline int cl_node_up(FIXTURE_DATA(cluster) *self, int vm)
 {
 	return rl_on(vm, "%s up %d 3 " TTL " %s", self->node, vm, transport());
 }
 
 /* The block device of @vol on @vm, from its kernel (dies with the test if none). */
-static void __dev_of(struct __test_metadata *_metadata, int vm, const char *vol, char *dev,
+static inline void __dev_of(struct __test_metadata *_metadata, int vm, const char *vol, char *dev,
 		     size_t len)
 {
 	ASSERT_EQ(0, rl_on_out(vm, dev, len, "%s --json volume status %s | jq -r .device",
@@ -97,7 +97,7 @@ static void __dev_of(struct __test_metadata *_metadata, int vm, const char *vol,
  * says (ack_writer.py's --blocks and --first); it runs until killed or its
  * VM dies.
  */
-static void __start_writer(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self,
+static inline void __start_writer(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self,
 			   int vm, const char *vol, const char *log, int min_acked,
 			   const char *blocks)
 {
@@ -114,8 +114,8 @@ static void __start_writer(struct __test_metadata *_metadata, FIXTURE_DATA(clust
 #define start_writer(vm, n) __start_writer(_metadata, self, vm, VOL, self->acked, n, \
 					   "--blocks 2048")
 
-static void __verify_on(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self, int vm,
-			const char *vol, const char *log)
+static inline void __verify_on(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self,
+				int vm, const char *vol, const char *log)
 {
 	char out[256], dev[64];
 
@@ -131,7 +131,7 @@ static void __verify_on(struct __test_metadata *_metadata, FIXTURE_DATA(cluster)
  * read past the page cache. Not the volume's device: a replica's forwards
  * its reads to the owner.
  */
-static int backing_md5(int vm, const char *vol, char *out, size_t len)
+static inline int backing_md5(int vm, const char *vol, char *out, size_t len)
 {
 	return rl_on_out(vm, out, len, "b=$(%s --json volume status %s | jq -r .backing) && "
 			 "dd if=\"$b\" bs=1M count=%d iflag=direct status=none | md5sum | cut -c1-32",
@@ -139,8 +139,8 @@ static int backing_md5(int vm, const char *vol, char *out, size_t len)
 }
 
 /* The replicas of @vol on @vm_a and @vm_b hold the same data. */
-static void __replicas_identical(struct __test_metadata *_metadata, const char *vol, int vm_a,
-				 int vm_b)
+static inline void __replicas_identical(struct __test_metadata *_metadata, const char *vol,
+					int vm_a, int vm_b)
 {
 	char a[64], b[64];
 
@@ -151,7 +151,7 @@ static void __replicas_identical(struct __test_metadata *_metadata, const char *
 #define replicas_identical() __replicas_identical(_metadata, VOL, 1, 2)
 
 /* fio on @vm's device of @vol, the rest of the command line in @args. */
-static void __fio_on(struct __test_metadata *_metadata, int vm, const char *vol,
+static inline void __fio_on(struct __test_metadata *_metadata, int vm, const char *vol,
 		     const char *args)
 {
 	char dev[64];
@@ -167,7 +167,7 @@ static void __fio_on(struct __test_metadata *_metadata, int vm, const char *vol,
  * Creates the volume on nodes 1 and 2 and waits until both are in the write
  * set, over the transport asked for.
  */
-static void __create_healthy(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self)
+static inline void __create_healthy(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self)
 {
 	char out[64];
 
@@ -188,7 +188,7 @@ static void __create_healthy(struct __test_metadata *_metadata, FIXTURE_DATA(clu
  * timed out or killed a VM and could not clean up), every node is stopped
  * first: a case starts from nodes with no volume, however the last one ended.
  */
-static void kept_path(char *out, size_t len)
+static inline void kept_path(char *out, size_t len)
 {
 	snprintf(out, len, "%s/cluster/nodes-kept", getenv("LAB_DIR"));
 }
@@ -220,10 +220,11 @@ static void kept_path(char *out, size_t len)
 #define CUT_1_FROM_ETCD_del	"while ip rule del to $ip ipproto tcp $d $p prohibit 2>/dev/null; " \
 				"do :; done;"
 
-static void stop_workloads(void)
+static inline void stop_workloads(void)
 {
 	rl_on(HOST, "pkill -x fio; pkill -f 'ack_writer[.]py'; sleep 1; "
-	      "nvme disconnect-all >/dev/null 2>&1; true");
+	      "nvme disconnect-all >/dev/null 2>&1; multipath -F >/dev/null 2>&1; "
+	      "iscsiadm -m node -u >/dev/null 2>&1; true");
 	rl_on_each((const int[]){ 1, 2, 3 }, 3,
 		   "pkill -f 'chorus-fio-sto[p]'; pkill -x fio; pkill -f 'ack_writer[.]py'; "
 		   "pkill -f 'sleep 60[0]'; "
@@ -247,7 +248,8 @@ static void stop_workloads(void)
 #define CLUSTER_CHECK_CASES \
 	"create_from_any_node_fio_verify_delete " \
 	"owner_killed_only_its_volume_moves_with_acknowledged_writes " \
-	"export_through_every_node_host_multipath_fio_verify"
+	"export_through_every_node_host_multipath_fio_verify " \
+	"iscsi_through_every_node_alua_multipath_fio_verify"
 
 FIXTURE_SETUP(cluster)
 {
@@ -324,7 +326,7 @@ FIXTURE_SETUP(cluster)
  * pool. True when that worked: the nodes stay up for the next case
  * (bringing three up and down again costs about half a minute under TCG).
  */
-static bool nodes_kept(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self)
+static inline bool nodes_kept(struct __test_metadata *_metadata, FIXTURE_DATA(cluster) *self)
 {
 	uint64_t end = now_ms() + scaled(60) * 1000ULL;
 	char kept[512];

@@ -20,7 +20,7 @@
  * The volumes' transport, and the host's: tcp, or what
  * CHORUS_CLUSTER_TRANSPORT says (make check-cluster-rdma: rdma).
  */
-static const char *transport(void)
+static inline const char *transport(void)
 {
 	const char *t = getenv("CHORUS_CLUSTER_TRANSPORT");
 
@@ -28,7 +28,7 @@ static const char *transport(void)
 }
 
 /* @seconds, longer on the debug kernel (CHORUS_SELFTEST_TIMEOUT_SCALE). */
-static unsigned int scaled(unsigned int seconds)
+static inline unsigned int scaled(unsigned int seconds)
 {
 	const char *s = getenv("CHORUS_SELFTEST_TIMEOUT_SCALE");
 	unsigned long scale = s ? strtoul(s, NULL, 10) : 1;
@@ -37,7 +37,7 @@ static unsigned int scaled(unsigned int seconds)
 }
 
 /* The ANA state of the host's path through node @node ("" if it has none). */
-static void host_path_state(int node, char *out, size_t len)
+static inline void host_path_state(int node, char *out, size_t len)
 {
 	if (rl_on_out(HOST, out, len, "for c in /sys/class/nvme/nvme*; do "
 		      "grep -qx " XNQN " $c/subsysnqn 2>/dev/null || continue; "
@@ -48,7 +48,7 @@ static void host_path_state(int node, char *out, size_t len)
 }
 
 /* Waits up to @timeout_s for the host's paths through nodes 1, 2, 3 to be in @want ("a,b,c"). */
-static bool host_paths_are(const char *want, int timeout_s, char *seen, size_t len)
+static inline bool host_paths_are(const char *want, int timeout_s, char *seen, size_t len)
 {
 	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
 	char s[3][64];
@@ -72,8 +72,9 @@ static bool host_paths_are(const char *want, int timeout_s, char *seen, size_t l
  * the host through nodes 1..@nodes over transport() and names its multipath device
  * in @dev.
  */
-static void __host_attach(struct __test_metadata *_metadata, const char *ctl, const char *vol,
-			  const char *want, int nodes, char *dev, size_t len)
+static inline void __host_attach(struct __test_metadata *_metadata, const char *ctl,
+				 const char *vol, const char *want, int nodes, char *dev,
+				 size_t len)
 {
 	char out[256];
 	int i;
@@ -105,7 +106,7 @@ static void __host_attach(struct __test_metadata *_metadata, const char *ctl, co
 	__host_attach(_metadata, self->ctl, vol, want, nodes, dev, sizeof(dev))
 
 /* The host's clock, as its writer's log has it. */
-static double host_time(void)
+static inline double host_time(void)
 {
 	char out[64];
 
@@ -116,7 +117,7 @@ static double host_time(void)
  * Starts ack_writer.py on the host, writing the blocks @args names of @dev
  * and logging to @log, and waits for its first 50 acknowledged writes.
  */
-static void __host_writer_start(struct __test_metadata *_metadata, const char *writer,
+static inline void __host_writer_start(struct __test_metadata *_metadata, const char *writer,
 				const char *dev, const char *log, const char *args)
 {
 	int i;
@@ -131,7 +132,7 @@ static void __host_writer_start(struct __test_metadata *_metadata, const char *w
 	__host_writer_start(_metadata, writer, dev, log, args)
 
 /* Stops the host's writer and reads back every write it logged. */
-static void __host_writer_verify(struct __test_metadata *_metadata, const char *writer,
+static inline void __host_writer_verify(struct __test_metadata *_metadata, const char *writer,
 				 const char *dev, const char *log)
 {
 	char out[256];

@@ -1,0 +1,122 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The cluster suite's iSCSI host (vm4, not a node), as a Linux host runs
+ * it: open-iscsi's iscsid, udev (multipath names paths by the identifiers
+ * udev reads), and dm-multipath's multipathd with ALUA path groups for
+ * chorus's LUNs. Its paths through nodes 1..3 are found by udev's by-path
+ * links, their ALUA states in sysfs. Include after cluster_host.h.
+ */
+#ifndef CHORUS_SELFTEST_ISCSI_HOST_H
+#define CHORUS_SELFTEST_ISCSI_HOST_H
+
+#include <string.h>
+#include <unistd.h>
+
+#define XIQN	"iqn.2026-11.org.chorus:cluster-export"	/* IqnOf(XNQN) */
+#define HOSTIQN	"iqn.2026-11.org.chorus:host4"
+
+/*
+ * What an administrator writes for chorus (Documentation/iscsi.md): ALUA
+ * path groups by priority, the owner's path group used while it is up,
+ * I/O queued rather than failed while no path is.
+ */
+#define MULTIPATH_CONF \
+	"defaults {\n\tuser_friendly_names no\n\tfind_multipaths off\n}\n" \
+	"blacklist {\n\tdevnode \"^(vd|nvme)\"\n}\n" \
+	"devices {\n\tdevice {\n\t\tvendor \"CHORUS\"\n\t\tproduct \"chorus\"\n" \
+	"\t\tpath_grouping_policy group_by_prio\n\t\tprio alua\n" \
+	"\t\thardware_handler \"1 alua\"\n\t\tpath_checker tur\n" \
+	"\t\tfailback immediate\n\t\tno_path_retry queue\n\t}\n}\n"
+
+/* Starts iscsid, udevd and multipathd on the host, once per boot. */
+static inline int iscsi_host_start(void)
+{
+	return rl_on(HOST, "set -e; pgrep -x multipathd >/dev/null && exit 0; "
+		     "modprobe -a iscsi_tcp sd_mod dm_multipath scsi_dh_alua; "
+		     "echo InitiatorName=" HOSTIQN " >/etc/iscsi/initiatorname.iscsi; "
+		     "mkdir -p /run/lock/iscsi; rm -rf /etc/iscsi/nodes /etc/iscsi/send_targets; "
+		     "iscsid; /lib/systemd/systemd-udevd --daemon; "
+		     "printf '" MULTIPATH_CONF "' >/etc/multipath.conf; multipathd");
+}
+
+/* Logs the host in to XIQN through node @node; 0 on success. */
+static inline int iscsi_login(int node)
+{
+	return rl_on(HOST, "iscsiadm -m discovery -t st -p 10.99.0.%d >/dev/null && "
+		     "iscsiadm -m node -T " XIQN " -p 10.99.0.%d --login >/dev/null",
+		     node, node);
+}
+
+/* Logs out of every node and lets multipath forget the map. */
+static inline void iscsi_logout_all(void)
+{
+	rl_on(HOST, "multipath -F >/dev/null 2>&1; iscsiadm -m node -u >/dev/null 2>&1; "
+	      "iscsiadm -m iface -I intruder -o delete >/dev/null 2>&1; true");
+}
+
+/*
+ * The SCSI disk of the host's path to LUN 0 through node @node ("sdb"),
+ * "" if it has none.
+ */
+static inline void iscsi_path_disk(int node, char *out, size_t len)
+{
+	if (rl_on_out(HOST, out, len, "basename $(readlink -e /dev/disk/by-path/"
+		      "ip-10.99.0.%d:3260-iscsi-" XIQN "-lun-0) 2>/dev/null", node))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* The ALUA state of the host's path through node @node ("" if none). */
+static inline void iscsi_path_state(int node, char *out, size_t len)
+{
+	char disk[32];
+
+	iscsi_path_disk(node, disk, sizeof(disk));
+	if (!disk[0] || rl_on_out(HOST, out, len, "cat /sys/block/%s/device/access_state", disk))
+		out[0] = '\0';
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/* Waits up to @timeout_s for the paths through nodes 1, 2, 3 to be in @want ("a,b,c"). */
+static inline bool iscsi_paths_are(const char *want, int timeout_s, char *seen, size_t len)
+{
+	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
+	char s[3][64];
+	int node;
+
+	do {
+		for (node = 1; node <= 3; node++)
+			iscsi_path_state(node, s[node - 1], sizeof(s[0]));
+		snprintf(seen, len, "%s,%s,%s", s[0], s[1], s[2]);
+		if (!strcmp(seen, want))
+			return true;
+		usleep(500 * 1000);
+	} while (now_ms() < end);
+	return false;
+}
+
+/*
+ * Waits up to @timeout_s for multipath's active path group to be the path
+ * through node @node alone; @seen gets the disks of the active group.
+ */
+static inline bool iscsi_active_path_is(const char *wwid, int node, int timeout_s, char *seen,
+				 size_t len)
+{
+	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
+	char disk[32];
+
+	do {
+		iscsi_path_disk(node, disk, sizeof(disk));
+		if (rl_on_out(HOST, seen, len, "multipath -ll %s | awk '/status=/ { g = /status=active/ } "
+			      "g && / sd[a-z]+ / { for (i = 1; i <= NF; i++) if ($i ~ /^sd/) "
+			      "printf \"%%s \", $i }'", wwid))
+			seen[0] = '\0';
+		if (disk[0] && !strncmp(seen, disk, strlen(disk)) && seen[strlen(disk)] == ' ' &&
+		    seen[strlen(disk) + 1] == '\0')
+			return true;
+		usleep(500 * 1000);
+	} while (now_ms() < end);
+	return false;
+}
+
+#endif /* CHORUS_SELFTEST_ISCSI_HOST_H */

@@ -1,0 +1,256 @@
+// The cluster's LIO plan (lib/cluster_lio.h) from hand-made views, and what
+// pruning and applying it do to a plain tree standing in for LIO's
+// configfs: the same identity on every node, the ALUA state as the owner
+// says, the order LIO needs, an owner change rewriting one state, a device
+// that changes remaking its backstore (its LUN's link first), a node cut off
+// showing unavailable, and nothing left once iSCSI is off.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <string>
+
+#include "lib/cluster_lio.h"
+#include "lib/configfs.h"
+#include "test_util.h"
+
+namespace chorus {
+namespace {
+
+namespace fs = std::filesystem;
+using test::ReadFile;
+using test::WriteFile;
+
+const char kNqn[] = "nqn.2026-11.org.chorus:db";
+const char kIqn[] = "iqn.2026-11.org.chorus:db";
+const std::string kTpg = std::string("target/iscsi/") + kIqn + "/tpgt_1";
+const char kInitiator[] = "iqn.1993-08.org.debian:01:host4";
+const char kUuid0[] = "3f1c4b6e-0d2a-4b8e-9c1f-2a3b4c5d6e7f";
+const std::string kStore0 = std::string(kLioHba) + "/vol0";
+
+Config NodeConfig(uint32_t id, bool iscsi = true) {
+    const std::string ip = "10.99.0." + std::to_string(id);
+    return ParseConfig("[node]\nid = " + std::to_string(id) +
+                           "\n[cluster]\netcd = [\"http://10.99.0.1:2379\"]\n" +
+                           (iscsi ? "[iscsi]\nportals = [\"" + ip + "\"]\n" : ""),
+                       "node.conf");
+}
+
+VolumeState Volume(const std::string& name, std::vector<uint32_t> nodes,
+                   std::optional<uint32_t> owner, const char* uuid) {
+    VolumeState v;
+    v.spec.value.name = name;
+    v.spec.value.nodes = std::move(nodes);
+    v.spec.value.replicas = static_cast<uint32_t>(v.spec.value.nodes.size());
+    v.spec.value.size_bytes = 1 << 20;
+    v.spec.value.uuid = ParseUuid(uuid);
+    if (owner)
+        v.owner = Ownership{*owner, 42, 7};
+    return v;
+}
+
+// vol0 on nodes 1, 2 and 3, owned by 2; vol1 on nodes 1 and 3, no owner;
+// both exported over iSCSI and NVMe/TCP to one initiator.
+ClusterView View() {
+    ClusterView v;
+    v.volumes["vol0"] = Volume("vol0", {1, 2, 3}, 2, kUuid0);
+    v.volumes["vol1"] =
+        Volume("vol1", {3, 1}, std::nullopt, "11111111-2222-3333-4444-555555555555");
+    ExportSpec e{kNqn, {}, false, {{1, "vol0"}, {2, "vol1"}}};
+    e.protocols = {"iscsi", "nvme-tcp"};
+    e.initiators = {kInitiator};
+    v.exports[kNqn] = {e, 5};
+    return v;
+}
+
+const std::map<std::string, std::string> kBoth = {{"vol0", "/dev/chorus0"},
+                                                  {"vol1", "/dev/chorus1"}};
+
+std::string Value(const ClusterLioPlan& p, const std::string& path) {
+    for (const ConfigfsOp& op : p.ops)
+        if (op.path == path && op.kind == ConfigfsOp::Kind::kWrite)
+            return op.value;
+    return "<absent>";
+}
+
+size_t IndexOf(const ClusterLioPlan& p, const std::string& path) {
+    for (size_t i = 0; i < p.ops.size(); i++)
+        if (p.ops[i].path == path)
+            return i;
+    return p.ops.size();
+}
+
+class ClusterLio : public testing::Test {
+protected:
+    void SetUp() override {
+        root_ = tmp_ / "configfs";
+        fs::create_directories(root_);
+    }
+
+    // Prune then apply, as chorusd does; then, as LIO would, show each
+    // backstore's device in its info (a plain tree does not).
+    void Converge(const Config& cfg, const ClusterView& view,
+                  const std::map<std::string, std::string>& devices, bool cut_off = false) {
+        ConfigfsApplier a(root_, tmp_ / "lio-cluster.json");
+        std::vector<ConfigfsOp> plan = PlanClusterLio(cfg, view, devices, cut_off).ops;
+        a.Prune(plan);
+        a.Apply(plan);
+        for (const auto& [vol, dev] : devices)
+            if (Exists(std::string(kLioHba) + "/" + vol))
+                WriteFile(root_ + "/" + kLioHba + "/" + vol + "/info",
+                          "Status: ACTIVATED\n        iBlock device: x  UDEV PATH: " + dev +
+                              "  readonly: 0\n");
+    }
+
+    std::string Attr(const std::string& rel) { return ReadFile(root_ + "/" + rel); }
+    bool Exists(const std::string& rel) { return fs::exists(root_ + "/" + rel); }
+
+    test::TempDir tmp_;
+    std::string root_;
+};
+
+TEST_F(ClusterLio, SameIdentityOnEveryNodeOwnGroupByTheOwner) {
+    ClusterLioPlan p1 = PlanClusterLio(NodeConfig(1), View(), kBoth, false);
+    ClusterLioPlan p2 = PlanClusterLio(NodeConfig(2), View(), kBoth, false);
+    for (const char* attr : {"/wwn/vpd_unit_serial", "/wwn/vendor_id", "/wwn/product_id"})
+        EXPECT_EQ(Value(p1, kStore0 + attr), Value(p2, kStore0 + attr)) << attr;
+    EXPECT_EQ(Value(p1, kStore0 + "/wwn/vpd_unit_serial"), kUuid0);
+    EXPECT_EQ(Value(p1, kStore0 + "/control"), "udev_path=/dev/chorus0");
+    // Each node's own group, by its id; optimized on the owner only.
+    EXPECT_EQ(Value(p1, kStore0 + "/alua/chorus_node1/tg_pt_gp_id"), "1");
+    EXPECT_EQ(Value(p2, kStore0 + "/alua/chorus_node2/tg_pt_gp_id"), "2");
+    EXPECT_EQ(Value(p2, kStore0 + "/alua/chorus_node2/alua_access_state"), "0");
+    EXPECT_EQ(Value(p1, kStore0 + "/alua/chorus_node1/alua_access_state"), "1");
+    EXPECT_EQ(Value(p1, kStore0 + "/alua/chorus_node1/alua_access_type"), "1");  // implicit
+    EXPECT_EQ(Value(p1, kTpg + "/lun/lun_0/alua_tg_pt_gp"), "chorus_node1");
+    // vol1 has no owner: its first node (3) holds the optimized path.
+    EXPECT_EQ(Value(p1, std::string(kLioHba) + "/vol1/alua/chorus_node1/alua_access_state"), "1");
+    ASSERT_EQ(p2.luns.size(), 2u);
+    EXPECT_EQ(p2.luns[0].alua_state, "active/optimized");
+    EXPECT_EQ(p2.luns[1].lun, 1u);
+    EXPECT_EQ(p1.luns[0].alua_state, "active/non-optimized");
+    // Demo mode off, CHAP not asked for, the node's portal.
+    EXPECT_EQ(Value(p1, kTpg + "/attrib/generate_node_acls"), "0");
+    EXPECT_EQ(Value(p1, kTpg + "/attrib/authentication"), "0");
+    EXPECT_LT(IndexOf(p1, kTpg + "/np/10.99.0.1:3260"), p1.ops.size());
+}
+
+// LIO's order: identity before the device is enabled, the state after;
+// the LUN's group once it links to the device; the target enabled last.
+TEST_F(ClusterLio, OpsInTheOrderLioNeeds) {
+    ClusterLioPlan p = PlanClusterLio(NodeConfig(1), View(), kBoth, false);
+    const std::string gp = kStore0 + "/alua/chorus_node1";
+    EXPECT_LT(IndexOf(p, kStore0 + "/control"), IndexOf(p, kStore0 + "/enable"));
+    EXPECT_LT(IndexOf(p, kStore0 + "/wwn/vpd_unit_serial"), IndexOf(p, kStore0 + "/enable"));
+    EXPECT_LT(IndexOf(p, kStore0 + "/enable"), IndexOf(p, gp + "/alua_access_state"));
+    EXPECT_LT(IndexOf(p, gp + "/tg_pt_gp_id"), IndexOf(p, gp + "/alua_access_state"));
+    EXPECT_LT(IndexOf(p, gp + "/alua_access_type"), IndexOf(p, gp + "/alua_access_state"));
+    EXPECT_LT(IndexOf(p, kTpg + "/lun/lun_0/vol0"), IndexOf(p, kTpg + "/lun/lun_0/alua_tg_pt_gp"));
+    const std::string mapped = kTpg + "/acls/" + kInitiator + "/lun_0/lun";
+    EXPECT_LT(IndexOf(p, kTpg + "/lun/lun_0/vol0"), IndexOf(p, mapped));
+    EXPECT_EQ(IndexOf(p, kTpg + "/enable"), p.ops.size() - 1);
+}
+
+TEST_F(ClusterLio, AppliesALunOnlyWhereTheVolumeIs) {
+    Converge(NodeConfig(1), View(), {{"vol0", "/dev/chorus0"}});
+    EXPECT_EQ(Attr(kStore0 + "/control"), "udev_path=/dev/chorus0");
+    EXPECT_TRUE(fs::is_symlink(root_ + "/" + kTpg + "/lun/lun_0/vol0"));
+    EXPECT_TRUE(fs::is_symlink(root_ + "/" + kTpg + "/acls/" + kInitiator + "/lun_0/lun"));
+    EXPECT_FALSE(Exists(kTpg + "/lun/lun_1"));
+    EXPECT_FALSE(Exists(std::string(kLioHba) + "/vol1"));
+    EXPECT_EQ(Attr(kTpg + "/enable"), "1");
+    ClusterLioPlan p = PlanClusterLio(NodeConfig(1), View(), {{"vol0", "/dev/chorus0"}}, false);
+    ASSERT_EQ(p.luns.size(), 2u);
+    EXPECT_EQ(p.luns[1].why_not, "volume vol1 is not attached on this node");
+}
+
+TEST_F(ClusterLio, OwnerChangeRewritesTheStateOnly) {
+    Config n1 = NodeConfig(1);
+    Converge(n1, View(), kBoth);
+    // As LIO shows them: the unit serial with a title, the access type as
+    // a word, the LUN's group as a table.
+    const ClusterView view = View();
+    for (const char* vol : {"vol0", "vol1"}) {
+        const std::string dir = root_ + "/" + kLioHba + "/" + vol;
+        WriteFile(dir + "/alua/chorus_node1/alua_access_type", "Implicit\n");
+        WriteFile(dir + "/wwn/vpd_unit_serial",
+                  "T10 VPD Unit Serial Number: " +
+                      FormatUuid(view.volumes.at(vol).spec.value.uuid) + "\n");
+    }
+    for (const char* lun : {"lun_0", "lun_1"})
+        WriteFile(root_ + "/" + kTpg + "/lun/" + lun + "/alua_tg_pt_gp",
+                  "TG Port Alias: chorus_node1\nTG Port Group ID: 1\n");
+    ClusterView moved = View();
+    moved.volumes["vol0"].owner = Ownership{1, 50, 8};
+    ConfigfsApplier a(root_, tmp_ / "lio-cluster.json");
+    auto plan = PlanClusterLio(n1, moved, kBoth, false).ops;
+    EXPECT_EQ(a.Prune(plan).undone, 0);
+    EXPECT_EQ(a.Apply(plan).changed, 1);
+    EXPECT_EQ(Attr(kStore0 + "/alua/chorus_node1/alua_access_state"), "0");
+}
+
+// /dev/chorus0 became /dev/chorus5: the backstore is made again, and the
+// LUN's link to it goes first (configfs refuses to remove a linked object).
+TEST_F(ClusterLio, ADeviceThatChangedRemakesItsBackstore) {
+    Config n1 = NodeConfig(1);
+    Converge(n1, View(), kBoth);
+    ConfigfsApplier a(root_, tmp_ / "lio-cluster.json");
+    const std::map<std::string, std::string> moved = {{"vol0", "/dev/chorus5"},
+                                                      {"vol1", "/dev/chorus1"}};
+    auto plan = PlanClusterLio(n1, View(), moved, false).ops;
+    TeardownResult pruned = a.Prune(plan);
+    EXPECT_EQ(pruned.failed, 0);
+    EXPECT_FALSE(Exists(kStore0));
+    EXPECT_FALSE(fs::is_symlink(root_ + "/" + kTpg + "/lun/lun_0/vol0"));
+    EXPECT_TRUE(Exists(kTpg + "/lun/lun_0"));
+    a.Apply(plan);
+    EXPECT_EQ(Attr(kStore0 + "/control"), "udev_path=/dev/chorus5");
+    EXPECT_TRUE(fs::is_symlink(root_ + "/" + kTpg + "/lun/lun_0/vol0"));
+}
+
+TEST_F(ClusterLio, CutOffMakesEveryGroupUnavailable) {
+    Config n2 = NodeConfig(2);
+    Converge(n2, View(), kBoth, true);
+    EXPECT_EQ(Attr(kStore0 + "/alua/chorus_node2/alua_access_state"), "3");
+    EXPECT_EQ(PlanClusterLio(n2, View(), kBoth, true).luns[0].alua_state, "unavailable");
+    Converge(n2, View(), kBoth, false);
+    EXPECT_EQ(Attr(kStore0 + "/alua/chorus_node2/alua_access_state"), "0");
+}
+
+// Any initiator: LIO's dynamic ACLs (writable), no ACL of our own.
+TEST_F(ClusterLio, AllowAnyHostIsDemoModeWritable) {
+    ClusterView any = View();
+    any.exports[kNqn].value.initiators = {};
+    any.exports[kNqn].value.allow_any_host = true;
+    ClusterLioPlan p = PlanClusterLio(NodeConfig(1), any, kBoth, false);
+    EXPECT_EQ(Value(p, kTpg + "/attrib/generate_node_acls"), "1");
+    EXPECT_EQ(Value(p, kTpg + "/attrib/demo_mode_write_protect"), "0");
+    EXPECT_EQ(IndexOf(p, kTpg + "/acls/" + kInitiator), p.ops.size());
+}
+
+TEST_F(ClusterLio, WithoutPortalsOrIscsiNothingIsMade) {
+    ClusterLioPlan p = PlanClusterLio(NodeConfig(1, false), View(), kBoth, false);
+    EXPECT_TRUE(p.ops.empty());
+    ASSERT_EQ(p.luns.size(), 2u);
+    EXPECT_EQ(p.luns[0].why_not, "this node has no [iscsi] portals in its config");
+    ClusterView nvme = View();
+    nvme.exports[kNqn].value.protocols = {"nvme-tcp"};
+    p = PlanClusterLio(NodeConfig(1), nvme, kBoth, false);
+    EXPECT_TRUE(p.ops.empty());
+    EXPECT_TRUE(p.luns.empty());
+}
+
+TEST_F(ClusterLio, IscsiTurnedOffLeavesNothingBehind) {
+    Config n1 = NodeConfig(1);
+    Converge(n1, View(), kBoth);
+    EXPECT_TRUE(Exists(kTpg));
+    ClusterView nvme = View();
+    nvme.exports[kNqn].value.protocols = {"nvme-tcp"};
+    Converge(n1, nvme, kBoth);
+    EXPECT_FALSE(Exists("target/iscsi"));
+    EXPECT_FALSE(Exists(kLioHba));
+    EXPECT_FALSE(fs::exists(tmp_ / "lio-cluster.json"));
+}
+
+}  // namespace
+}  // namespace chorus
