@@ -55,10 +55,15 @@ TEST_F_TIMEOUT(cluster, iscsi_through_every_node_alua_multipath_fio_verify, 900)
 	ASSERT_STREQ("active/non-optimized,active/optimized,active/non-optimized\n", out)
 		TH_LOG("the nodes' ALUA states");
 
-	/* The host logs in to every node: one multipath device, node 2's path group active. */
+	/*
+	 * The host logs in to every node with CHAP (a wrong secret refused):
+	 * one multipath device, node 2's path group active.
+	 */
 	ASSERT_EQ(0, iscsi_host_start()) TH_LOG("iscsid, udevd or multipathd did not start");
+	EXPECT_NE(0, iscsi_login(1, "not-the-lab-secret")) TH_LOG("a wrong CHAP secret logged in");
 	for (vm = 1; vm <= 3; vm++)
-		ASSERT_EQ(0, iscsi_login(vm)) TH_LOG("the host cannot log in through node %d", vm);
+		ASSERT_EQ(0, iscsi_login(vm, CHAP_SECRET))
+			TH_LOG("the host cannot log in through node %d", vm);
 	EXPECT_TRUE(iscsi_paths_are("active/non-optimized,active/optimized,active/non-optimized",
 				    30, out, sizeof(out))) TH_LOG("the host's paths: %s", out);
 	ASSERT_EQ(0, rl_on(HOST, "for i in $(seq 60); do multipath -r >/dev/null 2>&1; "
@@ -72,11 +77,14 @@ TEST_F_TIMEOUT(cluster, iscsi_through_every_node_alua_multipath_fio_verify, 900)
 		TH_LOG("the active path group is %s, not node 2's path", out);
 	snprintf(mpath, sizeof(mpath), "/dev/mapper/%s", wwid);
 
-	/* An initiator that is not on the list cannot log in. */
+	/* An initiator that is not on the list cannot log in, even with the secret. */
 	EXPECT_NE(0, rl_on(HOST, "iscsiadm -m iface -I intruder -o new >/dev/null && "
 			   "iscsiadm -m iface -I intruder -o update -n iface.initiatorname "
 			   "-v iqn.2026-11.org.chorus:intruder >/dev/null && "
 			   "iscsiadm -m discovery -t st -p 10.99.0.1 -I intruder >/dev/null && "
+			   "for kv in authmethod=CHAP username=" CHAP_USER " password=" CHAP_SECRET
+			   "; do iscsiadm -m node -T " XIQN " -p 10.99.0.1 -I intruder -o update "
+			   "-n node.session.auth.${kv%%%%=*} -v ${kv#*=} || exit 1; done && "
 			   "iscsiadm -m node -T " XIQN " -p 10.99.0.1 -I intruder --login "
 			   ">/dev/null 2>&1")) TH_LOG("an initiator not on the list logged in");
 

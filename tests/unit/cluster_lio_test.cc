@@ -228,6 +228,30 @@ TEST_F(ClusterLio, AllowAnyHostIsDemoModeWritable) {
     EXPECT_EQ(IndexOf(p, kTpg + "/acls/" + kInitiator), p.ops.size());
 }
 
+// CHAP: required once every ACL has the credentials; the secret never
+// described in the clear.
+TEST_F(ClusterLio, ChapCredentialsBeforeAuthenticationTheSecretHidden) {
+    const LioChap chap{"lab", "chorus-lab-chap"};
+    ClusterLioPlan p = PlanClusterLio(NodeConfig(1), View(), kBoth, false, chap);
+    const std::string acl = kTpg + "/acls/" + kInitiator;
+    EXPECT_EQ(Value(p, acl + "/auth/userid"), "lab");
+    EXPECT_EQ(Value(p, acl + "/auth/password"), "chorus-lab-chap");
+    EXPECT_EQ(Value(p, kTpg + "/attrib/authentication"), "1");
+    EXPECT_LT(IndexOf(p, acl + "/auth/password"), IndexOf(p, kTpg + "/attrib/authentication"));
+    const ConfigfsOp& pw = p.ops[IndexOf(p, acl + "/auth/password")];
+    EXPECT_TRUE(pw.secret);
+    EXPECT_EQ(DescribeOp(pw).find("chorus-lab-chap"), std::string::npos) << DescribeOp(pw);
+    EXPECT_EQ(IndexOf(p, kTpg + "/auth/userid"), p.ops.size());  // no dynamic ACLs
+    ClusterView any = View();
+    any.exports[kNqn].value.initiators = {};
+    any.exports[kNqn].value.allow_any_host = true;
+    p = PlanClusterLio(NodeConfig(1), any, kBoth, false, chap);
+    EXPECT_EQ(Value(p, kTpg + "/auth/userid"), "lab");
+    EXPECT_EQ(
+        Value(PlanClusterLio(NodeConfig(1), View(), kBoth, false), kTpg + "/attrib/authentication"),
+        "0");
+}
+
 TEST_F(ClusterLio, WithoutPortalsOrIscsiNothingIsMade) {
     ClusterLioPlan p = PlanClusterLio(NodeConfig(1, false), View(), kBoth, false);
     EXPECT_TRUE(p.ops.empty());

@@ -704,6 +704,39 @@ TEST(Config, BadMetricsAddressNamesKeyAndValue) {
                 "^test\\.conf:5: unknown section \\[metrics\\.x\\]$");
 }
 
+// [iscsi] CHAP: a user and a root-only secret file of 12..255 printable
+// bytes, both or neither.
+TEST(Config, IscsiChap) {
+    if (geteuid() != 0)
+        GTEST_SKIP() << "a CHAP secret file must be owned by root";
+    test::TempDir dir;
+    std::string key = dir / "chap.key";
+    test::WriteFile(key, "chorus-lab-chap\n");
+    ASSERT_EQ(chmod(key.c_str(), 0600), 0);
+    const std::string head =
+        "[node]\nid = 1\n[cluster]\netcd = [\"http://10.99.0.1:2379\"]\n"
+        "[iscsi]\nportals = [\"10.99.0.1\"]\n";
+    Config c = Parse(head + "chap_user = \"lab\"\nchap_secret_file = \"" + key + "\"\n");
+    EXPECT_EQ(c.iscsi->chap_user, "lab");
+    EXPECT_EQ(c.iscsi->chap_secret_file, key);
+    EXPECT_TRUE(Parse(head).iscsi->chap_user.empty());
+    ExpectError(head + "chap_user = \"lab\"\n",
+                "^test\\.conf:7: 'chap_user' and 'chap_secret_file' go together");
+    ExpectError(head + "chap_user = \"a b\"\nchap_secret_file = \"" + key + "\"\n",
+                "^test\\.conf:7: 'chap_user': 'a b' is not 1 to 255 printable ASCII");
+    test::WriteFile(key, "short\n");
+    ExpectError(head + "chap_user = \"lab\"\nchap_secret_file = \"" + key + "\"\n",
+                "^test\\.conf:8: 'chap_secret_file': CHAP secret file '.*' must hold 12 to 255 "
+                "bytes .*; it holds 5");
+    test::WriteFile(key, "twelve bytes with blanks\n");
+    ExpectError(head + "chap_user = \"lab\"\nchap_secret_file = \"" + key + "\"\n",
+                "^test\\.conf:8: 'chap_secret_file': CHAP secret file '.*' holds a blank");
+    test::WriteFile(key, "chorus-lab-chap\n");
+    ASSERT_EQ(chmod(key.c_str(), 0640), 0);
+    ExpectError(head + "chap_user = \"lab\"\nchap_secret_file = \"" + key + "\"\n",
+                "^test\\.conf:8: 'chap_secret_file': CHAP secret file '.*' has mode 0640");
+}
+
 // [iscsi] portals: IPv4 or bracketed IPv6, port 3260 unless given, each
 // once; the section serves the cluster's exports, so it needs [cluster].
 TEST(Config, IscsiPortals) {

@@ -37,11 +37,15 @@ void ConfigfsConverger::Converge(const std::vector<ConfigfsOp>& ops, const std::
             log_.Info(what_ + ": the export is applied again");
         error_.clear();
     } catch (const Error& e) {
-        if (error_ != e.what())
-            log_.Error(what_ + ": " + e.what());
-        error_ = e.what();
-        applied_.clear();
+        Fail(e.what());
     }
+}
+
+void ConfigfsConverger::Fail(const std::string& why) {
+    if (error_ != why)
+        log_.Error(what_ + ": " + why);
+    error_ = why;
+    applied_.clear();
 }
 
 std::optional<std::chrono::steady_clock::time_point> ConfigfsConverger::ReapplyDue() const {

@@ -27,7 +27,11 @@ public:
     // summary ends the log line of a change ("3 namespaces in 1 export").
     void Converge(const std::vector<ConfigfsOp>& ops, const std::string& summary);
 
-    // Why the last plan could not be applied; "" if it was.
+    // The plan could not be made (why: a secret file unreadable): nothing
+    // is changed, the tree stays as last applied, error() says why.
+    void Fail(const std::string& why);
+
+    // Why the last plan could not be made or applied; "" if it was.
     const std::string& error() const { return error_; }
     // When the applied plan is due to be applied again; nothing if none is.
     std::optional<std::chrono::steady_clock::time_point> ReapplyDue() const;

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 
+#include "lib/errors.h"
+#include "lib/peer_secret.h"
+
 namespace chorus {
 
 ExportTender::ExportTender(const Config& cfg, const Logger& log, const std::string& configfs,
                            const std::string& nvmet_state_file, const std::string& lio_state_file)
     : cfg_(cfg),
+      log_(log),
       nvmet_("nvmet", log, configfs, nvmet_state_file),
       lio_("iscsi", log, configfs, lio_state_file) {}
 
@@ -30,9 +34,36 @@ void ExportTender::Converge(const ClusterView& view, bool cut_off) {
     ClusterNvmetPlan nvmet = PlanClusterNvmet(cfg_, view, last_devices_, cut_off);
     namespaces_ = nvmet.namespaces;
     nvmet_.Converge(nvmet.ops, std::to_string(namespaces_.size()) + " namespaces in " + exports);
-    ClusterLioPlan lio = PlanClusterLio(cfg_, view, last_devices_, cut_off);
+    if (!ReadChap() && !chap_) {
+        lio_.Fail(chap_error_);
+        return;
+    }
+    ClusterLioPlan lio = PlanClusterLio(cfg_, view, last_devices_, cut_off, chap_);
     luns_ = lio.luns;
     lio_.Converge(lio.ops, std::to_string(luns_.size()) + " LUNs in " + exports);
+}
+
+bool ExportTender::ReadChap() {
+    if (!cfg_.iscsi || cfg_.iscsi->chap_secret_file.empty())
+        return true;
+    try {
+        SecretBytes s = ReadChapSecret(cfg_.iscsi->chap_secret_file);
+        chap_ = LioChap{cfg_.iscsi->chap_user, std::string(s.bytes().begin(), s.bytes().end())};
+        if (!chap_error_.empty())
+            log_.Info("iscsi: the CHAP secret file is readable again");
+        chap_error_.clear();
+        return true;
+    } catch (const Error& e) {
+        if (chap_error_ != e.what())
+            log_.Error(std::string("iscsi: ") + e.what() +
+                       (chap_ ? " (the secret read last stays in use)" : ""));
+        chap_error_ = e.what();
+        return false;
+    }
+}
+
+const std::string& ExportTender::iscsi_error() const {
+    return lio_.error().empty() ? chap_error_ : lio_.error();
 }
 
 std::optional<std::chrono::steady_clock::time_point> ExportTender::ReapplyDue() const {

@@ -42,21 +42,27 @@ public:
     nlohmann::json Status() const;
     nlohmann::json IscsiStatus() const;
     const std::string& error() const { return nvmet_.error(); }
-    const std::string& iscsi_error() const { return lio_.error(); }
+    const std::string& iscsi_error() const;
     // When an applied plan is due to be applied again (a change made by
     // hand put right); nothing if there is none.
     std::optional<std::chrono::steady_clock::time_point> ReapplyDue() const;
 
 private:
     void Converge(const ClusterView& view, bool cut_off);
+    // Reads the CHAP secret into chap_ (every pass: a new secret takes
+    // effect without a restart); false, chap_error_ set, if it cannot.
+    bool ReadChap();
 
     const Config& cfg_;
+    const Logger& log_;
     ConfigfsConverger nvmet_;
     ConfigfsConverger lio_;
     std::optional<ClusterView> last_view_;
     std::map<std::string, std::string> last_devices_;
     std::vector<NamespaceAccess> namespaces_;
     std::vector<LunAccess> luns_;
+    std::optional<LioChap> chap_;  // the CHAP credentials read last
+    std::string chap_error_;       // why the secret file could not be read, if so
 };
 
 }  // namespace chorus

@@ -83,18 +83,28 @@ void PlanBackstore(std::vector<ConfigfsOp>& ops, const Config& cfg, const std::s
     Add(ops, K::kWrite, gp + "/alua_access_state", state.number);
 }
 
+// CHAP credentials of an ACL, or of the portal group's dynamic ACLs
+// (dir: the ACL's or the group's directory).
+void PlanChap(std::vector<ConfigfsOp>& ops, const std::string& dir, const LioChap& chap) {
+    Add(ops, K::kEnsureDir, dir + "/auth");
+    Add(ops, K::kWrite, dir + "/auth/userid", chap.user);
+    ConfigfsOp password{K::kWrite, dir + "/auth/password", chap.secret, ""};
+    password.secret = true;
+    ops.push_back(std::move(password));
+}
+
 // The target of one export: its LUNs over the backstores planned, the
-// initiators allowed (each with every LUN mapped), the portals, then
-// enable, so that an initiator never logs in to a half-made target.
+// initiators allowed (each with every LUN mapped and the CHAP credentials),
+// whether CHAP is required, the portals, then enable, so that an initiator
+// never logs in to a half-made target.
 void PlanTarget(std::vector<ConfigfsOp>& ops, const Config& cfg, const ExportSpec& spec,
-                const std::vector<const LunAccess*>& luns) {
+                const std::vector<const LunAccess*>& luns, const std::optional<LioChap>& chap) {
     const std::string target = "target/iscsi/" + IqnOf(spec.nqn);
     const std::string tpg = target + "/tpgt_" + std::to_string(kLioTpgt);
     Add(ops, K::kMkdir, target);
     Add(ops, K::kMkdir, tpg);
     const std::string any = spec.allow_any_host ? "1" : "0";
     Add(ops, K::kEnsureDir, tpg + "/attrib");
-    Add(ops, K::kWrite, tpg + "/attrib/authentication", "0");
     Add(ops, K::kWrite, tpg + "/attrib/generate_node_acls", any);
     Add(ops, K::kWrite, tpg + "/attrib/cache_dynamic_acls", any);
     // Demo mode (any initiator) would otherwise be read-only.
@@ -116,7 +126,13 @@ void PlanTarget(std::vector<ConfigfsOp>& ops, const Config& cfg, const ExportSpe
             Add(ops, K::kMkdir, mapped);
             Add(ops, K::kSymlink, mapped + "/lun", tpg + "/lun/lun_" + std::to_string(l->lun));
         }
+        if (chap)
+            PlanChap(ops, acl, *chap);
     }
+    if (chap && spec.allow_any_host)
+        PlanChap(ops, tpg, *chap);
+    // After the credentials, so that a login never meets CHAP without them.
+    Add(ops, K::kWrite, tpg + "/attrib/authentication", chap ? "1" : "0");
     Add(ops, K::kEnsureDir, tpg + "/np");
     for (const IscsiPortal& p : cfg.iscsi->portals)
         Add(ops, K::kMkdir, tpg + "/np/" + p.Name());
@@ -156,7 +172,8 @@ const AluaState& StateNamed(const std::string& name) {
 }  // namespace
 
 ClusterLioPlan PlanClusterLio(const Config& cfg, const ClusterView& view,
-                              const std::map<std::string, std::string>& devices, bool cut_off) {
+                              const std::map<std::string, std::string>& devices, bool cut_off,
+                              const std::optional<LioChap>& chap) {
     ClusterLioPlan plan;
     std::vector<const ExportSpec*> exports;
     for (const auto& [nqn, e] : view.exports)
@@ -183,7 +200,7 @@ ClusterLioPlan PlanClusterLio(const Config& cfg, const ClusterView& view,
         for (const LunAccess& l : plan.luns)
             if (l.nqn == e->nqn && !l.alua_state.empty())
                 luns.push_back(&l);
-        PlanTarget(ops, cfg, *e, luns);
+        PlanTarget(ops, cfg, *e, luns, chap);
     }
     return plan;
 }

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,12 +53,20 @@ struct ClusterLioPlan {
     std::vector<LunAccess> luns;
 };
 
+// CHAP credentials initiators must log in with (the config's chap_user
+// and the secret its chap_secret_file holds).
+struct LioChap {
+    std::string user;
+    std::string secret;
+};
+
 // cfg gives the node id and its [iscsi] portals (no plan without them:
 // each LUN says why); devices maps each volume attached here to its device
 // node ("/dev/chorus0"); cut_off says the node has lost its session in the
-// store.
+// store; with chap, every initiator must log in with it.
 ClusterLioPlan PlanClusterLio(const Config& cfg, const ClusterView& view,
-                              const std::map<std::string, std::string>& devices, bool cut_off);
+                              const std::map<std::string, std::string>& devices, bool cut_off,
+                              const std::optional<LioChap>& chap = std::nullopt);
 
 }  // namespace chorus
 

@@ -336,6 +336,32 @@ std::optional<IscsiPortal> ParsePortal(const std::string& text) {
     return std::nullopt;
 }
 
+// [iscsi] CHAP: a user name of printable ASCII without blanks, and an
+// absolute path to a file ReadChapSecret takes; both or neither.
+void ParseChap(ConfigTable& t, IscsiConfig& c) {
+    c.chap_user = t.String("chap_user").value_or("");
+    c.chap_secret_file = t.String("chap_secret_file").value_or("");
+    if (c.chap_user.empty() != c.chap_secret_file.empty())
+        t.Fail(t.Line(c.chap_user.empty() ? "chap_secret_file" : "chap_user"),
+               "'chap_user' and 'chap_secret_file' go together (CHAP needs both)");
+    if (c.chap_user.size() > kMaxChapSecret ||
+        !std::all_of(c.chap_user.begin(), c.chap_user.end(),
+                     [](char ch) { return ch >= '!' && ch <= '~'; }))
+        t.Fail(t.Line("chap_user"), "'chap_user': '" + c.chap_user +
+                                        "' is not 1 to 255 printable ASCII characters "
+                                        "without blanks");
+    if (c.chap_secret_file.empty())
+        return;
+    if (c.chap_secret_file[0] != '/')
+        t.Fail(t.Line("chap_secret_file"),
+               "'chap_secret_file': '" + c.chap_secret_file + "' is not an absolute path");
+    try {
+        ReadChapSecret(c.chap_secret_file);
+    } catch (const Error& e) {
+        t.Fail(t.Line("chap_secret_file"), std::string("'chap_secret_file': ") + e.what());
+    }
+}
+
 // [iscsi]: the portals of this node's iSCSI targets, each once.
 void ParseIscsi(ConfigTable& t, Config& cfg) {
     IscsiConfig c;
@@ -353,6 +379,7 @@ void ParseIscsi(ConfigTable& t, Config& cfg) {
     }
     if (c.portals.empty())
         t.Fail(t.Line("portals"), "'portals' lists no portal");
+    ParseChap(t, c);
     t.RejectUnknown();
     cfg.iscsi = std::move(c);
 }

@@ -94,6 +94,11 @@ struct IscsiPortal {
 
 struct IscsiConfig {
     std::vector<IscsiPortal> portals;  // in the file's order, at least one
+    // CHAP (Documentation/iscsi.md, "CHAP"): the name initiators log in
+    // with and a root-only file holding the secret, read again on every
+    // pass; both or neither (no CHAP).
+    std::string chap_user;
+    std::string chap_secret_file;
 };
 
 struct Config {

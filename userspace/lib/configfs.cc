@@ -104,8 +104,9 @@ void RemovePlainFiles(const std::string& dir) {
 }
 
 // configfs takes an attribute in a single write(); a short write is an error.
-void WriteAttr(const std::string& path, const std::string& value, int flags) {
-    const std::string what = "write " + path + " = '" + value + "'";
+// secret: value is not named in the error (a CHAP password).
+void WriteAttr(const std::string& path, const std::string& value, int flags, bool secret = false) {
+    const std::string what = "write " + path + " = " + (secret ? "<secret>" : "'" + value + "'");
     Fd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC | flags, 0644));
     if (!fd.valid())
         ThrowErrno(what, errno);
@@ -372,12 +373,12 @@ bool ConfigfsApplier::ApplyOp(const ConfigfsOp& op) {
                     Record({StateEntry::Kind::kFile, op.path, ""});
                 if (!op.undo.empty())
                     Record({StateEntry::Kind::kWrite, op.path, op.undo});
-                WriteAttr(path, op.value, flags);
+                WriteAttr(path, op.value, flags, op.secret);
             } catch (...) {
                 entries_.resize(before);
                 throw;
             }
-            Log(Severity::kDebug, "write " + path + " = " + op.value);
+            Log(Severity::kDebug, "write " + path + " = " + (op.secret ? "<secret>" : op.value));
             return true;
         }
         case ConfigfsOp::Kind::kSymlink: {

@@ -110,7 +110,7 @@ std::string DescribeOp(const ConfigfsOp& op) {
         case ConfigfsOp::Kind::kEnsureDir:
             return "ensure-dir " + op.path;
         case ConfigfsOp::Kind::kWrite:
-            return "write " + op.path + " = " + op.value +
+            return "write " + op.path + " = " + (op.secret ? "<secret>" : op.value) +
                    (op.undo.empty() ? "" : " (teardown: " + op.undo + ")");
         case ConfigfsOp::Kind::kSymlink:
             return "symlink " + op.path + " -> " + op.value;

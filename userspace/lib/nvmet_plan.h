@@ -44,6 +44,9 @@ struct ConfigfsOp {
     // shows otherwise remakes the nearest object of the plan above path.
     std::string read_path{};
     std::string shown_as{};
+    // kWrite only: value is a secret (a CHAP password), never logged,
+    // described or named in an error.
+    bool secret = false;
 
     bool operator==(const ConfigfsOp&) const = default;
 };

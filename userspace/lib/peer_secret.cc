@@ -50,7 +50,25 @@ std::string Octal(mode_t mode) {
 }  // namespace
 
 SecretBytes ReadPeerSecret(const std::string& path, uid_t owner) {
-    const std::string what = "peer secret file '" + path + "'";
+    return ReadSecretFile(path, "peer secret file", CHORUS_AUTH_SECRET_MIN, CHORUS_AUTH_SECRET_MAX,
+                          "e.g. head -c 32 /dev/urandom > FILE", owner);
+}
+
+SecretBytes ReadChapSecret(const std::string& path, uid_t owner) {
+    SecretBytes s = ReadSecretFile(path, "CHAP secret file", kMinChapSecret, kMaxChapSecret,
+                                   "e.g. head -c 12 /dev/urandom | base64 > FILE", owner);
+    for (uint8_t c : s.bytes())
+        if (c < '!' || c > '~')
+            throw Error("CHAP secret file '" + path +
+                            "' holds a blank or a byte that is not printable ASCII: iSCSI "
+                            "initiators take the secret as text",
+                        EINVAL);
+    return s;
+}
+
+SecretBytes ReadSecretFile(const std::string& path, const std::string& kind, size_t min, size_t max,
+                           const std::string& hint, uid_t owner) {
+    const std::string what = kind + " '" + path + "'";
     Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW));
     if (!fd.valid()) {
         int err = errno;
@@ -74,7 +92,7 @@ SecretBytes ReadPeerSecret(const std::string& path, uid_t owner) {
                         ": it must be readable by its owner only, mode 0600 (chmod 600)",
                     EACCES);
     // One byte more than the most a secret may have, and its newline.
-    std::vector<uint8_t> buf(CHORUS_AUTH_SECRET_MAX + 2);
+    std::vector<uint8_t> buf(max + 2);
     size_t n = 0;
     for (;;) {
         ssize_t r = ::read(fd.get(), buf.data() + n, buf.size() - n);
@@ -92,11 +110,10 @@ SecretBytes ReadPeerSecret(const std::string& path, uid_t owner) {
     size_t len = n;
     if (len > 0 && buf[len - 1] == '\n' && n < buf.size())
         len--;
-    if (n == buf.size() || len < CHORUS_AUTH_SECRET_MIN || len > CHORUS_AUTH_SECRET_MAX) {
+    if (n == buf.size() || len < min || len > max) {
         explicit_bzero(buf.data(), buf.size());
-        throw Error(what + " must hold " + std::to_string(CHORUS_AUTH_SECRET_MIN) + " to " +
-                        std::to_string(CHORUS_AUTH_SECRET_MAX) +
-                        " bytes (e.g. head -c 32 /dev/urandom > FILE); it holds " +
+        throw Error(what + " must hold " + std::to_string(min) + " to " + std::to_string(max) +
+                        " bytes (" + hint + "); it holds " +
                         (n == buf.size() ? "more" : std::to_string(len)),
                     EINVAL);
     }

@@ -39,12 +39,22 @@ static inline int iscsi_host_start(void)
 		     "printf '" MULTIPATH_CONF "' >/etc/multipath.conf; multipathd");
 }
 
-/* Logs the host in to XIQN through node @node; 0 on success. */
-static inline int iscsi_login(int node)
+/* The lab's CHAP credentials (tests/selftests/cluster_node). */
+#define CHAP_USER	"chorus-lab"
+#define CHAP_SECRET	"chorus-lab-chap-2026"
+
+/*
+ * Logs the host in to XIQN through node @node with CHAP secret @secret
+ * (discovery needs none); 0 on success. A login refused leaves no session.
+ */
+static inline int iscsi_login(int node, const char *secret)
 {
-	return rl_on(HOST, "iscsiadm -m discovery -t st -p 10.99.0.%d >/dev/null && "
-		     "iscsiadm -m node -T " XIQN " -p 10.99.0.%d --login >/dev/null",
-		     node, node);
+	return rl_on(HOST, "P=10.99.0.%d; iscsiadm -m discovery -t st -p $P >/dev/null && "
+		     "for kv in authmethod=CHAP username=" CHAP_USER " password=%s; do "
+		     "iscsiadm -m node -T " XIQN " -p $P -o update "
+		     "-n node.session.auth.${kv%%%%=*} -v ${kv#*=} || exit 1; done && "
+		     "iscsiadm -m node -T " XIQN " -p $P --login >/dev/null 2>&1",
+		     node, secret);
 }
 
 /* Logs out of every node and lets multipath forget the map. */
