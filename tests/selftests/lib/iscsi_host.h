@@ -1,9 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The cluster suite's iSCSI host (vm4, not a node), as a Linux host runs
- * it: open-iscsi's iscsid, udev (multipath names paths by the identifiers
- * udev reads), and dm-multipath's multipathd with ALUA path groups for
- * chorus's LUNs. Its paths through nodes 1..3 are found by udev's by-path
+ * The cluster suite's iSCSI host (vm4, not a node), set up and logged in
+ * by tests/selftests/iscsi_host as a Linux host runs it (iscsid, udev,
+ * multipathd). Its paths through nodes 1..3 are found by udev's by-path
  * links, their ALUA states in sysfs. Include after cluster_host.h.
  */
 #ifndef CHORUS_SELFTEST_ISCSI_HOST_H
@@ -15,33 +14,15 @@
 #define XIQN	"iqn.2026-11.org.chorus:cluster-export"	/* IqnOf(XNQN) */
 #define HOSTIQN	"iqn.2026-11.org.chorus:host4"
 
-/*
- * What an administrator writes for chorus (Documentation/iscsi.md): ALUA
- * path groups by priority, the owner's path group used while it is up,
- * I/O queued rather than failed while no path is.
- */
-#define MULTIPATH_CONF \
-	"defaults {\n\tuser_friendly_names no\n\tfind_multipaths off\n}\n" \
-	"blacklist {\n\tdevnode \"^(vd|nvme)\"\n}\n" \
-	"devices {\n\tdevice {\n\t\tvendor \"CHORUS\"\n\t\tproduct \"chorus\"\n" \
-	"\t\tpath_grouping_policy group_by_prio\n\t\tprio alua\n" \
-	"\t\thardware_handler \"1 alua\"\n\t\tpath_checker tur\n" \
-	"\t\tfailback immediate\n\t\tno_path_retry queue\n\t}\n}\n"
-
-/* Starts iscsid, udevd and multipathd on the host, once per boot. */
-static inline int iscsi_host_start(void)
-{
-	return rl_on(HOST, "set -e; pgrep -x multipathd >/dev/null && exit 0; "
-		     "modprobe -a iscsi_tcp sd_mod dm_multipath scsi_dh_alua; "
-		     "echo InitiatorName=" HOSTIQN " >/etc/iscsi/initiatorname.iscsi; "
-		     "mkdir -p /run/lock/iscsi; rm -rf /etc/iscsi/nodes /etc/iscsi/send_targets; "
-		     "iscsid; /lib/systemd/systemd-udevd --daemon; "
-		     "printf '" MULTIPATH_CONF "' >/etc/multipath.conf; multipathd");
-}
-
 /* The lab's CHAP credentials (tests/selftests/cluster_node). */
 #define CHAP_USER	"chorus-lab"
 #define CHAP_SECRET	"chorus-lab-chap-2026"
+
+/* Starts iscsid, udevd and multipathd on the host (tests/selftests/iscsi_host). */
+static inline int iscsi_host_start(void)
+{
+	return rl_on(HOST, "%s/tests/selftests/iscsi_host start " HOSTIQN, chorus_src());
+}
 
 /*
  * Logs the host in to XIQN through node @node with CHAP secret @secret
@@ -49,19 +30,15 @@ static inline int iscsi_host_start(void)
  */
 static inline int iscsi_login(int node, const char *secret)
 {
-	return rl_on(HOST, "P=10.99.0.%d; iscsiadm -m discovery -t st -p $P >/dev/null && "
-		     "for kv in authmethod=CHAP username=" CHAP_USER " password=%s; do "
-		     "iscsiadm -m node -T " XIQN " -p $P -o update "
-		     "-n node.session.auth.${kv%%%%=*} -v ${kv#*=} || exit 1; done && "
-		     "iscsiadm -m node -T " XIQN " -p $P --login >/dev/null 2>&1",
-		     node, secret);
+	return rl_on(HOST, "%s/tests/selftests/iscsi_host login %d " XIQN " " CHAP_USER " %s",
+		     chorus_src(), node, secret);
 }
 
 /* Logs out of every node and lets multipath forget the map. */
 static inline void iscsi_logout_all(void)
 {
-	rl_on(HOST, "multipath -F >/dev/null 2>&1; iscsiadm -m node -u >/dev/null 2>&1; "
-	      "iscsiadm -m iface -I intruder -o delete >/dev/null 2>&1; true");
+	rl_on(HOST, "%s/tests/selftests/iscsi_host logout; "
+	      "iscsiadm -m iface -I intruder -o delete >/dev/null 2>&1; true", chorus_src());
 }
 
 /*

@@ -269,11 +269,17 @@ static void mailbox_ring(const char *lab, int vm)
 	mailbox_file(p, "\n", O_APPEND);
 }
 
-/* Wait for the command at base (a path without suffix); 124 on timeout, 125 if the VM died. */
+/*
+ * Wait for the command at base (a path without suffix); 124 on timeout, 125 if the VM died.
+ * The timeout is CHORUS_LAB_RUN_TIMEOUT, else 600 s times CHORUS_SELFTEST_TIMEOUT_SCALE (on
+ * the debug kernel, PostgreSQL's initdb and start alone took longer than 600 s).
+ */
 static int mailbox_wait(const char *lab, int vm, const char *base)
 {
 	const char *t = getenv("CHORUS_LAB_RUN_TIMEOUT");
-	uint64_t deadline = now_ms() + (uint64_t)(t && atoi(t) > 0 ? atoi(t) : 600) * 1000;
+	const char *scale = getenv("CHORUS_SELFTEST_TIMEOUT_SCALE");
+	uint64_t secs = t && atoi(t) > 0 ? atoi(t) : 600 * (scale && atoi(scale) > 0 ? atoi(scale) : 1);
+	uint64_t deadline = now_ms() + secs * 1000;
 	unsigned int n;
 	char p[PATH_MAX];
 	int rc;
