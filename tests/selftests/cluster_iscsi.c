@@ -60,7 +60,9 @@ TEST_F_TIMEOUT(cluster, iscsi_through_every_node_alua_multipath_fio_verify, 900)
 	 * one multipath device, node 2's path group active.
 	 */
 	ASSERT_EQ(0, iscsi_host_start()) TH_LOG("iscsid, udevd or multipathd did not start");
-	EXPECT_NE(0, iscsi_login(1, "not-the-lab-secret")) TH_LOG("a wrong CHAP secret logged in");
+	/* 24: iscsiadm's "login failed due to authorization failure" */
+	EXPECT_EQ(24, iscsi_login(1, "not-the-lab-secret"))
+		TH_LOG("a wrong CHAP secret logged in, or failed otherwise");
 	for (vm = 1; vm <= 3; vm++)
 		ASSERT_EQ(0, iscsi_login(vm, CHAP_SECRET))
 			TH_LOG("the host cannot log in through node %d", vm);
@@ -70,23 +72,26 @@ TEST_F_TIMEOUT(cluster, iscsi_through_every_node_alua_multipath_fio_verify, 900)
 			   "[ $(multipath -ll | grep -c ' sd[a-z]* ') = 3 ] && exit 0; sleep 1; "
 			   "done; multipath -ll; exit 1")) TH_LOG("multipath has not all three paths");
 	ASSERT_EQ(0, rl_on_out(HOST, wwid, sizeof(wwid), "multipath -l -v1"));
+	ASSERT_EQ(strlen(wwid) - 1, strcspn(wwid, "\n"))
+		TH_LOG("not one multipath device: %s", wwid);
 	wwid[strcspn(wwid, "\n")] = '\0';
-	ASSERT_EQ(NULL, strchr(wwid, ' ')) TH_LOG("more than one multipath device: %s", wwid);
 	ASSERT_EQ(0, strncmp(wwid, "36001405", 8)) TH_LOG("not an NAA identifier of LIO: %s", wwid);
 	EXPECT_TRUE(iscsi_active_path_is(wwid, 2, 30, out, sizeof(out)))
 		TH_LOG("the active path group is %s, not node 2's path", out);
 	snprintf(mpath, sizeof(mpath), "/dev/mapper/%s", wwid);
 
 	/* An initiator that is not on the list cannot log in, even with the secret. */
-	EXPECT_NE(0, rl_on(HOST, "iscsiadm -m iface -I intruder -o new >/dev/null && "
+	ASSERT_EQ(0, rl_on(HOST, "iscsiadm -m iface -I intruder -o delete >/dev/null 2>&1; "
+			   "iscsiadm -m iface -I intruder -o new >/dev/null && "
 			   "iscsiadm -m iface -I intruder -o update -n iface.initiatorname "
 			   "-v iqn.2026-11.org.chorus:intruder >/dev/null && "
-			   "iscsiadm -m discovery -t st -p 10.99.0.1 -I intruder >/dev/null && "
-			   "for kv in authmethod=CHAP username=" CHAP_USER " password=" CHAP_SECRET
+			   "iscsiadm -m discovery -t st -p 10.99.0.1 -I intruder >/dev/null"));
+	EXPECT_EQ(24, rl_on(HOST, "for kv in authmethod=CHAP username=" CHAP_USER " password=" CHAP_SECRET
 			   "; do iscsiadm -m node -T " XIQN " -p 10.99.0.1 -I intruder -o update "
 			   "-n node.session.auth.${kv%%%%=*} -v ${kv#*=} || exit 1; done && "
 			   "iscsiadm -m node -T " XIQN " -p 10.99.0.1 -I intruder --login "
-			   ">/dev/null 2>&1")) TH_LOG("an initiator not on the list logged in");
+			   ">/dev/null 2>&1"))
+		TH_LOG("an initiator not on the list logged in, or failed otherwise");
 
 	ASSERT_EQ(0, rl_on(HOST, "fio --name=t --filename=%s --direct=1 --ioengine=libaio "
 			   "--rw=randwrite --bs=4k --iodepth=8 --size=8M --verify=crc32c "
@@ -130,9 +135,10 @@ TEST_F_TIMEOUT(cluster, iscsi_through_every_node_alua_multipath_fio_verify, 900)
 	iscsi_logout_all();
 	ASSERT_EQ(0, run("%s cluster export delete " XNQN " >/dev/null", self->ctl));
 	for (vm = 1; vm <= 3; vm++)
-		EXPECT_EQ(0, rl_on(vm, "for i in $(seq 60); do test -e /sys/kernel/config/target/"
+		EXPECT_EQ(0, rl_on(vm, "for i in $(seq %u); do test -e /sys/kernel/config/target/"
 				   "iscsi/" XIQN " || test -e /sys/kernel/config/target/core/"
-				   "iblock_7788/" XVOL " || exit 0; sleep 0.5; done; exit 1"))
+				   "iblock_7788/" XVOL " || exit 0; sleep 0.5; done; exit 1",
+				   scaled(60)))
 			TH_LOG("node %d still serves " XIQN, vm);
 
 	/* What the host wrote is on both replicas. */

@@ -87,19 +87,38 @@ protected:
         fs::create_directories(root_);
     }
 
-    // Prune then apply, as chorusd does; then, as LIO would, show each
-    // backstore's device in its info (a plain tree does not).
+    // Prune then apply, as chorusd does, then ShowAsLio().
     void Converge(const Config& cfg, const ClusterView& view,
                   const std::map<std::string, std::string>& devices, bool cut_off = false) {
         ConfigfsApplier a(root_, tmp_ / "lio-cluster.json");
         std::vector<ConfigfsOp> plan = PlanClusterLio(cfg, view, devices, cut_off).ops;
         a.Prune(plan);
         a.Apply(plan);
-        for (const auto& [vol, dev] : devices)
-            if (Exists(std::string(kLioHba) + "/" + vol))
-                WriteFile(root_ + "/" + kLioHba + "/" + vol + "/info",
-                          "Status: ACTIVATED\n        iBlock device: x  UDEV PATH: " + dev +
-                              "  readonly: 0\n");
+        ShowAsLio(cfg, view, devices);
+    }
+
+    // What a plain tree does not do: show what was written as LIO shows it
+    // (the device in the backstore's info, the unit serial with a title,
+    // the access type as a word, the LUN's group as a table).
+    void ShowAsLio(const Config& cfg, const ClusterView& view,
+                   const std::map<std::string, std::string>& devices) {
+        const std::string gp = "chorus_node" + std::to_string(cfg.node_id);
+        for (const auto& [vol, dev] : devices) {
+            const std::string dir = root_ + "/" + kLioHba + "/" + vol;
+            if (!fs::exists(dir))
+                continue;
+            WriteFile(dir + "/info", "Status: ACTIVATED\n        iBlock device: x  UDEV PATH: " +
+                                         ReadFile(dir + "/control").substr(10) + "  readonly: 0\n");
+            WriteFile(dir + "/wwn/vpd_unit_serial",
+                      "T10 VPD Unit Serial Number: " +
+                          FormatUuid(view.volumes.at(vol).spec.value.uuid) + "\n");
+            WriteFile(dir + "/alua/" + gp + "/alua_access_type", "Implicit\n");
+        }
+        for (const char* lun : {"lun_0", "lun_1"})
+            if (Exists(kTpg + "/lun/" + lun + "/alua_tg_pt_gp"))
+                WriteFile(root_ + "/" + kTpg + "/lun/" + lun + "/alua_tg_pt_gp",
+                          "TG Port Alias: " + gp +
+                              "\nTG Port Group ID: " + std::to_string(cfg.node_id) + "\n");
     }
 
     std::string Attr(const std::string& rel) { return ReadFile(root_ + "/" + rel); }
@@ -167,19 +186,6 @@ TEST_F(ClusterLio, AppliesALunOnlyWhereTheVolumeIs) {
 TEST_F(ClusterLio, OwnerChangeRewritesTheStateOnly) {
     Config n1 = NodeConfig(1);
     Converge(n1, View(), kBoth);
-    // As LIO shows them: the unit serial with a title, the access type as
-    // a word, the LUN's group as a table.
-    const ClusterView view = View();
-    for (const char* vol : {"vol0", "vol1"}) {
-        const std::string dir = root_ + "/" + kLioHba + "/" + vol;
-        WriteFile(dir + "/alua/chorus_node1/alua_access_type", "Implicit\n");
-        WriteFile(dir + "/wwn/vpd_unit_serial",
-                  "T10 VPD Unit Serial Number: " +
-                      FormatUuid(view.volumes.at(vol).spec.value.uuid) + "\n");
-    }
-    for (const char* lun : {"lun_0", "lun_1"})
-        WriteFile(root_ + "/" + kTpg + "/lun/" + lun + "/alua_tg_pt_gp",
-                  "TG Port Alias: chorus_node1\nTG Port Group ID: 1\n");
     ClusterView moved = View();
     moved.volumes["vol0"].owner = Ownership{1, 50, 8};
     ConfigfsApplier a(root_, tmp_ / "lio-cluster.json");
@@ -189,23 +195,74 @@ TEST_F(ClusterLio, OwnerChangeRewritesTheStateOnly) {
     EXPECT_EQ(Attr(kStore0 + "/alua/chorus_node1/alua_access_state"), "0");
 }
 
-// /dev/chorus0 became /dev/chorus5: the backstore is made again, and the
-// LUN's link to it goes first (configfs refuses to remove a linked object).
+// /dev/chorus0 became /dev/chorus5: the backstore is made again; the
+// LUN's link to it goes first (configfs refuses to remove a linked object)
+// and with it the ACL's mapped LUN (LIO forgets it with the LUN's link);
+// both are made again. vol1's backstore is left alone.
 TEST_F(ClusterLio, ADeviceThatChangedRemakesItsBackstore) {
     Config n1 = NodeConfig(1);
     Converge(n1, View(), kBoth);
     ConfigfsApplier a(root_, tmp_ / "lio-cluster.json");
+    EXPECT_EQ(a.Prune(PlanClusterLio(n1, View(), kBoth, false).ops).undone, 0);
     const std::map<std::string, std::string> moved = {{"vol0", "/dev/chorus5"},
                                                       {"vol1", "/dev/chorus1"}};
     auto plan = PlanClusterLio(n1, View(), moved, false).ops;
+    const std::string mapped = root_ + "/" + kTpg + "/acls/" + kInitiator + "/lun_0/lun";
     TeardownResult pruned = a.Prune(plan);
     EXPECT_EQ(pruned.failed, 0);
     EXPECT_FALSE(Exists(kStore0));
     EXPECT_FALSE(fs::is_symlink(root_ + "/" + kTpg + "/lun/lun_0/vol0"));
+    EXPECT_FALSE(fs::is_symlink(mapped)) << "the mapped LUN was not made again";
     EXPECT_TRUE(Exists(kTpg + "/lun/lun_0"));
+    EXPECT_TRUE(fs::is_symlink(root_ + "/" + kTpg + "/lun/lun_1/vol1")) << "vol1 was remade";
+    EXPECT_TRUE(fs::is_symlink(root_ + "/" + kTpg + "/acls/" + kInitiator + "/lun_1/lun"));
     a.Apply(plan);
     EXPECT_EQ(Attr(kStore0 + "/control"), "udev_path=/dev/chorus5");
     EXPECT_TRUE(fs::is_symlink(root_ + "/" + kTpg + "/lun/lun_0/vol0"));
+    EXPECT_TRUE(fs::is_symlink(mapped));
+}
+
+// NQNs differing in case only make one target name (chorusctl refuses
+// that; a value written to etcd by hand need not): the first in NQN order
+// keeps it on every node, the other is served by no node over iSCSI and
+// says why.
+TEST_F(ClusterLio, TwoNqnsOneIqnTheFirstKeepsIt) {
+    ClusterView v = View();
+    ExportSpec upper = v.exports[kNqn].value;
+    upper.nqn = "nqn.2026-11.org.chorus:DB";
+    upper.namespaces = {{1, "vol1"}};
+    v.exports[upper.nqn] = {upper, 6};
+    ClusterLioPlan p = PlanClusterLio(NodeConfig(1), v, kBoth, false);
+    ASSERT_EQ(p.luns.size(), 3u);
+    EXPECT_EQ(p.luns[0].nqn, upper.nqn);  // "DB" < "db"
+    EXPECT_EQ(p.luns[0].alua_state, "active/non-optimized");
+    EXPECT_EQ(p.luns[1].why_not,
+              "its iSCSI target name " + std::string(kIqn) + " is " + upper.nqn + "'s");
+    Converge(NodeConfig(1), v, kBoth);
+    EXPECT_TRUE(fs::is_symlink(root_ + "/" + kTpg + "/lun/lun_0/vol1"));
+    EXPECT_FALSE(Exists(kTpg + "/lun/lun_1"));
+}
+
+// CHAP turned off: the credentials are cleared ("NULL"), not left behind.
+TEST_F(ClusterLio, ChapTurnedOffClearsTheCredentials) {
+    const LioChap chap{"lab", "chorus-lab-chap"};
+    ConfigfsApplier a(root_, tmp_ / "lio-cluster.json");
+    auto on = PlanClusterLio(NodeConfig(1), View(), kBoth, false, chap).ops;
+    a.Prune(on);
+    a.Apply(on);
+    const std::string auth = kTpg + "/acls/" + kInitiator + "/auth/";
+    EXPECT_EQ(Attr(auth + "password"), "chorus-lab-chap");
+    const std::string state = ReadFile(tmp_ / "lio-cluster.json");
+    EXPECT_EQ(state.find("chorus-lab-chap"), std::string::npos)
+        << "the secret is in the state file";
+    EXPECT_NE(state.find("NULL"), std::string::npos) << "nothing would clear the credentials";
+    auto off = PlanClusterLio(NodeConfig(1), View(), kBoth, false).ops;
+    a.Prune(off);
+    a.Apply(off);
+    // On configfs auth/ stays with the ACL; a plain tree removes the
+    // directory the plan no longer asks for.
+    EXPECT_TRUE(!Exists(auth + "password") || Attr(auth + "password") == "NULL");
+    EXPECT_EQ(Attr(kTpg + "/attrib/authentication"), "0");
 }
 
 TEST_F(ClusterLio, CutOffMakesEveryGroupUnavailable) {

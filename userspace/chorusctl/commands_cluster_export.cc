@@ -192,6 +192,18 @@ void PrintExport(const ClusterView& view, const std::map<std::string, AccessPoin
     }
 }
 
+// Why spec cannot be served over iSCSI beside the view's other exports
+// ("" if it can): NQNs differing in case only make the same target name.
+std::string IqnTaken(const ClusterView& view, const ExportSpec& spec) {
+    if (!ExportsBy(spec, kProtocolIscsi))
+        return "";
+    for (const auto& [nqn, e] : view.exports)
+        if (nqn != spec.nqn && ExportsBy(e.value, kProtocolIscsi) && IqnOf(nqn) == IqnOf(spec.nqn))
+            return "export " + nqn + " is served over iSCSI as " + IqnOf(nqn) +
+                   " already: NQNs that differ in case only make the same iSCSI name";
+    return "";
+}
+
 // Reads the export, lets change edit it, writes it back if unchanged since.
 template <typename Change>
 ExportSpec Modify(EtcdClient& etcd, const std::string& nqn, Change change) {
@@ -200,6 +212,8 @@ ExportSpec Modify(EtcdClient& etcd, const std::string& nqn, Change change) {
     ExportSpec next = current.value;
     change(view, next);
     if (std::string p = ExportSpecProblem(next); !p.empty())
+        throw UsageError(p);
+    if (std::string p = IqnTaken(view, next); !p.empty())
         throw UsageError(p);
     if (!ExportStore(etcd).Replace(next, current.mod_revision))
         throw Error("export " + nqn + " changed meanwhile: look again", EAGAIN);
@@ -235,6 +249,8 @@ public:
         ClusterView view = ReadClusterView(*etcd);
         for (const std::string& v : volumes_)
             RequireVolume(view, v);
+        if (std::string p = IqnTaken(view, spec); !p.empty())
+            throw UsageError(p);
         if (!ExportStore(*etcd).Create(spec))
             throw Error("export " + nqn_ + " exists already", EEXIST);
         if (global.json)

@@ -87,8 +87,9 @@ void PlanBackstore(std::vector<ConfigfsOp>& ops, const Config& cfg, const std::s
 // (dir: the ACL's or the group's directory).
 void PlanChap(std::vector<ConfigfsOp>& ops, const std::string& dir, const LioChap& chap) {
     Add(ops, K::kEnsureDir, dir + "/auth");
-    Add(ops, K::kWrite, dir + "/auth/userid", chap.user);
-    ConfigfsOp password{K::kWrite, dir + "/auth/password", chap.secret, ""};
+    // "NULL" clears them (the undo, when CHAP is turned off).
+    Add(ops, K::kWrite, dir + "/auth/userid", chap.user, "NULL");
+    ConfigfsOp password{K::kWrite, dir + "/auth/password", chap.secret, "NULL"};
     password.secret = true;
     ops.push_back(std::move(password));
 }
@@ -176,12 +177,23 @@ ClusterLioPlan PlanClusterLio(const Config& cfg, const ClusterView& view,
                               const std::optional<LioChap>& chap) {
     ClusterLioPlan plan;
     std::vector<const ExportSpec*> exports;
-    for (const auto& [nqn, e] : view.exports)
-        if (ExportsBy(e.value, kProtocolIscsi))
-            exports.push_back(&e.value);
-    for (const ExportSpec* e : exports)
-        for (LunAccess& l : LunsOf(cfg, view, *e, devices, cut_off))
+    std::map<std::string, std::string> targets;  // IQN -> the NQN that has it
+    for (const auto& [nqn, e] : view.exports) {
+        if (!ExportsBy(e.value, kProtocolIscsi))
+            continue;
+        auto [t, fresh] = targets.emplace(IqnOf(nqn), nqn);
+        if (!fresh) {
+            // NQNs differing in case only make one IQN: the first keeps it.
+            for (const ExportNamespace& ns : e.value.namespaces)
+                plan.luns.push_back(
+                    {nqn, ns.nsid, ns.volume, ns.nsid - 1, "",
+                     "its iSCSI target name " + t->first + " is " + t->second + "'s"});
+            continue;
+        }
+        exports.push_back(&e.value);
+        for (LunAccess& l : LunsOf(cfg, view, e.value, devices, cut_off))
             plan.luns.push_back(std::move(l));
+    }
     if (exports.empty() || !cfg.iscsi)
         return plan;
 

@@ -93,6 +93,14 @@ bool Shows(const std::string& text, const ConfigfsOp& op) {
     return TrimTrailing(text) == op.value;
 }
 
+// Whether path is one of dirs or inside one.
+bool Inside(const std::vector<std::string>& dirs, const std::string& path) {
+    for (const std::string& d : dirs)
+        if (path == d || path.rfind(d + "/", 0) == 0)
+            return true;
+    return false;
+}
+
 // In a plain tree (tests), what configfs does on rmdir: the attribute files
 // of the object go with it, whoever wrote them (a test showing what LIO
 // would read back).
@@ -346,6 +354,13 @@ bool ConfigfsApplier::ApplyOp(const ConfigfsOp& op) {
             }
             if (errno != ENOENT)
                 ThrowErrno("stat " + path, errno);
+            if (op.kind == ConfigfsOp::Kind::kEnsureDir && configfs_) {
+                // A group configfs makes on first use (LIO's target/iscsi,
+                // which loads the fabric): not ours, others may use it.
+                if (::mkdir(path.c_str(), 0755) < 0)
+                    ThrowErrno("mkdir " + path, errno);
+                return true;
+            }
             RecordThen({StateEntry::Kind::kDir, op.path, ""}, [&] {
                 if (::mkdir(path.c_str(), 0755) < 0)
                     ThrowErrno("mkdir " + path, errno);
@@ -483,6 +498,28 @@ std::vector<std::string> ConfigfsApplier::ObjectsToRemake(
     return dirs;
 }
 
+void ConfigfsApplier::AddLinksToRemake(
+    const std::vector<ConfigfsOp>& plan,
+    const std::set<std::pair<StateEntry::Kind, std::string>>& wanted,
+    std::vector<std::string>& remake) const {
+    // A link to a remade object (LIO's LUN to its backstore) goes too:
+    // configfs refuses to remove an object while a link points at it.
+    for (const ConfigfsOp& op : plan)
+        if (op.kind == ConfigfsOp::Kind::kSymlink && Inside(remake, op.value))
+            remake.push_back(op.path);
+    // And a link to an object in which a link goes (an ACL's mapped LUN to
+    // the LUN whose link to its backstore goes): LIO forgets the mapping
+    // with the LUN's link, and only a new link makes it again.
+    std::set<std::string> emptied;
+    for (const StateEntry& e : entries_)
+        if (e.kind == StateEntry::Kind::kLink &&
+            (wanted.count({e.kind, e.path}) == 0 || Inside(remake, e.path)))
+            emptied.insert(e.path.substr(0, e.path.rfind('/')));
+    for (const ConfigfsOp& op : plan)
+        if (op.kind == ConfigfsOp::Kind::kSymlink && emptied.count(op.value) > 0)
+            remake.push_back(op.path);
+}
+
 TeardownResult ConfigfsApplier::Prune(const std::vector<ConfigfsOp>& plan) {
     DetectConfigfs();
     FileLock lock = Lock();
@@ -504,28 +541,14 @@ TeardownResult ConfigfsApplier::Prune(const std::vector<ConfigfsOp>& plan) {
                 break;
         }
     }
-    const std::vector<std::string> remake = ObjectsToRemake(plan);
-    auto inside = [](const std::vector<std::string>& dirs, const std::string& path) {
-        for (const std::string& d : dirs)
-            if (path == d || path.rfind(d + "/", 0) == 0)
-                return true;
-        return false;
-    };
-    // A link to a remade object (LIO's LUN to its backstore) goes too:
-    // configfs refuses to remove an object while a link points at it.
-    std::vector<std::string> unlinked;
-    for (const ConfigfsOp& op : plan)
-        if (op.kind == ConfigfsOp::Kind::kSymlink && inside(remake, op.value))
-            unlinked.push_back(op.path);
-    auto inside_remade = [&](const std::string& path) {
-        return inside(remake, path) || inside(unlinked, path);
-    };
+    std::vector<std::string> remake = ObjectsToRemake(plan);
     for (const std::string& d : remake)
         Log(Severity::kInfo, Abs(d) + ": an attribute fixed once enabled must change: remaking it");
+    AddLinksToRemake(plan, wanted, remake);
     TeardownResult result;
     std::vector<StateEntry> kept;  // newest first
     for (auto it = entries_.rbegin(); it != entries_.rend(); ++it) {
-        if (wanted.count({it->kind, it->path}) > 0 && !inside_remade(it->path)) {
+        if (wanted.count({it->kind, it->path}) > 0 && !Inside(remake, it->path)) {
             kept.push_back(*it);
         } else if (Undo(*it)) {
             result.undone++;

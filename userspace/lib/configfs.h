@@ -92,9 +92,11 @@ public:
 
     // Undoes, newest first, what the state file records and plan no longer
     // asks for: a directory or link it does not make, a write it does not
-    // make with an undo; and every object a fixed write of plan would have
-    // to change, with everything recorded inside it. Run before Apply(plan)
-    // when the desired state shrinks. Failures stay recorded, as in
+    // make with an undo; every object a fixed write of plan would have to
+    // change, with everything recorded inside it; the links to such an
+    // object, and the links to an object in which a link is undone (LIO
+    // forgets an ACL's mapped LUN with the LUN's link). Run before
+    // Apply(plan), which makes them again. Failures stay recorded, as in
     // Teardown.
     TeardownResult Prune(const std::vector<ConfigfsOp>& plan);
 
@@ -117,6 +119,11 @@ private:
     TeardownResult UndoFrom(size_t from);
     // Undoes one entry; false (logged) if that failed.
     bool Undo(const StateEntry& e);
+    // Adds to remake the plan's links that must be made again with it: see
+    // Prune. wanted: what the plan makes, as recorded entries.
+    void AddLinksToRemake(const std::vector<ConfigfsOp>& plan,
+                          const std::set<std::pair<StateEntry::Kind, std::string>>& wanted,
+                          std::vector<std::string>& remake) const;
     // The directories of plan's objects whose fixed attribute differs.
     std::vector<std::string> ObjectsToRemake(const std::vector<ConfigfsOp>& plan) const;
     void Record(StateEntry entry);
