@@ -47,8 +47,12 @@ static inline void host_path_state(int node, char *out, size_t len)
 	out[strcspn(out, "\n")] = '\0';
 }
 
-/* Waits up to @timeout_s for the host's paths through nodes 1, 2, 3 to be in @want ("a,b,c"). */
-static inline bool host_paths_are(const char *want, int timeout_s, char *seen, size_t len)
+/*
+ * Waits up to @timeout_s for the states @state_of gives of the host's paths
+ * through nodes 1, 2, 3 to be @want ("a,b,c"); @seen gets the last ones.
+ */
+static inline bool paths_are(void (*state_of)(int node, char *out, size_t len), const char *want,
+			     int timeout_s, char *seen, size_t len)
 {
 	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
 	char s[3][64];
@@ -56,13 +60,19 @@ static inline bool host_paths_are(const char *want, int timeout_s, char *seen, s
 
 	do {
 		for (node = 1; node <= 3; node++)
-			host_path_state(node, s[node - 1], sizeof(s[0]));
+			state_of(node, s[node - 1], sizeof(s[0]));
 		snprintf(seen, len, "%s,%s,%s", s[0], s[1], s[2]);
 		if (!strcmp(seen, want))
 			return true;
 		usleep(500 * 1000);
 	} while (now_ms() < end);
 	return false;
+}
+
+/* Waits up to @timeout_s for the host's ANA paths through nodes 1, 2, 3 to be @want. */
+static inline bool host_paths_are(const char *want, int timeout_s, char *seen, size_t len)
+{
+	return paths_are(host_path_state, want, timeout_s, seen, len);
 }
 
 /*

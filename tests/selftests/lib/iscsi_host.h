@@ -64,22 +64,10 @@ static inline void iscsi_path_state(int node, char *out, size_t len)
 	out[strcspn(out, "\n")] = '\0';
 }
 
-/* Waits up to @timeout_s for the paths through nodes 1, 2, 3 to be in @want ("a,b,c"). */
+/* Waits up to @timeout_s for the ALUA paths through nodes 1, 2, 3 to be @want ("a,b,c"). */
 static inline bool iscsi_paths_are(const char *want, int timeout_s, char *seen, size_t len)
 {
-	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
-	char s[3][64];
-	int node;
-
-	do {
-		for (node = 1; node <= 3; node++)
-			iscsi_path_state(node, s[node - 1], sizeof(s[0]));
-		snprintf(seen, len, "%s,%s,%s", s[0], s[1], s[2]);
-		if (!strcmp(seen, want))
-			return true;
-		usleep(500 * 1000);
-	} while (now_ms() < end);
-	return false;
+	return paths_are(iscsi_path_state, want, timeout_s, seen, len);
 }
 
 /*
