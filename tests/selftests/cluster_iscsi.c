@@ -6,7 +6,9 @@
  * with the same target name and LUN identity and an ALUA state that follows
  * the owner; the host logs in to every node with open-iscsi and reaches the
  * volume through dm-multipath (lib/iscsi_host.h), as a stock Linux host
- * does. The same volume is exported over NVMe/TCP at the same time.
+ * does. The same volume is exported over NVMe/TCP at the same time. The
+ * owner moves under the host's writes (planned), then the replica's node
+ * dies under them and fio verify, and comes back as a path.
  */
 #include "common.h"
 #include "repl_lab.h"
@@ -14,6 +16,9 @@
 #include "cluster_host.h"
 #include "cluster_fixture.h"
 #include "iscsi_host.h"
+
+/* Touched to end the host's rounds of fio verify across the replica's death. */
+#define FIO_STOP	"/tmp/chorus-fio-stop"
 
 /* The volume's first 8 MiB through the host's device @dev, read around any cache. */
 static int host_md5(const char *dev, char *out, size_t len)
@@ -29,6 +34,7 @@ TEST_F_TIMEOUT(cluster, iscsi_through_every_node_alua_multipath_fio_verify, 900)
 {
 	char out[512], wwid[64], mpath[128], nvme[64], a[64], b[64];
 	double t;
+	pid_t fio;
 	int vm;
 
 	/* Two replicas, node 3 a diskless access point, as the NVMe-oF case. */
@@ -129,6 +135,43 @@ TEST_F_TIMEOUT(cluster, iscsi_through_every_node_alua_multipath_fio_verify, 900)
 		TH_LOG("the host's writer died: an I/O error reached it");
 	TH_LOG("host: longest pause between acknowledged writes across the move %.3f s",
 	       max_ack_gap(self->acked4, t, host_time()));
+
+	/*
+	 * The replica's node (2, a non-optimized path) is killed under the
+	 * host's writer and fio verify: node 1 writes on alone, multipath
+	 * drops the dead path, no error reaches either. Node 2 boots, rejoins,
+	 * resyncs, and the host uses it again as a non-optimized path.
+	 */
+	fflush(stderr);
+	fio = fork();
+	if (fio == 0)
+		_exit(rl_on(HOST, "rm -f " FIO_STOP "; while ! test -e " FIO_STOP "; do "
+			    "fio --name=v --filename=%s --direct=1 --ioengine=libaio "
+			    "--rw=randwrite --bs=4k --iodepth=4 --offset=12M --size=4M "
+			    "--time_based --runtime=5 --verify=crc32c --output-format=terse "
+			    ">/dev/null || exit 1; done", mpath) ? 1 : 0);
+	ASSERT_LE(0, fio);
+	env_track_pid(&self->env, fio);
+	t = host_time();
+	ASSERT_EQ(0, rl_vm_kill(2));
+	EXPECT_TRUE(cl_wait(self, XVOL, ".write_set.out_of_date | join(\",\")", "2", 60))
+		TH_LOG("node 1 did not record node 2 out of the write set");
+	EXPECT_TRUE(writer_goes_on(self->acked4, 5)) TH_LOG("the host's writer stalled");
+	TH_LOG("host: longest pause between acknowledged writes after the replica died %.3f s",
+	       max_ack_gap(self->acked4, t, host_time()));
+	ASSERT_EQ(0, rl_vm_start(2, &self->env.remote_mark[1], _metadata->name));
+	ASSERT_EQ(0, cl_node_up(self, 2));
+	EXPECT_TRUE(cl_wait(self, XVOL, ".health", "healthy", 180)) TH_LOG("node 2 did not rejoin");
+	EXPECT_TRUE(iscsi_path_ready(2, 10, 120, out, sizeof(out)))
+		TH_LOG("node 2 is not the host's active/non-optimized path again: %s", out);
+	EXPECT_TRUE(iscsi_active_path_is(wwid, 1, 10, out, sizeof(out)))
+		TH_LOG("the active path group is %s, not node 1's path", out);
+	EXPECT_EQ(0, rl_on(HOST, "touch " FIO_STOP));
+	EXPECT_EQ(0, wait_child(fio, scaled(60) * 1000))
+		TH_LOG("fio verify saw an error across the replica's death and return");
+	self->env.npids = 0;
+	EXPECT_EQ(0, rl_on(HOST, "pgrep -f 'ack_writer[.]py' >/dev/null"))
+		TH_LOG("the host's writer died: an I/O error reached it");
 	host_writer_verify(self->writer, mpath + 5, self->acked4);
 
 	/* Deleting the export takes it out of every node's LIO. */

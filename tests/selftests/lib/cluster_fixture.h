@@ -222,7 +222,7 @@ static inline void kept_path(char *out, size_t len)
 
 static inline void stop_workloads(void)
 {
-	rl_on(HOST, "pkill -x fio; pkill -f 'ack_writer[.]py'; sleep 1; "
+	rl_on(HOST, "pkill -f 'chorus-fio-sto[p]'; pkill -x fio; pkill -f 'ack_writer[.]py'; sleep 1; "
 	      "nvme disconnect-all >/dev/null 2>&1; multipath -F >/dev/null 2>&1; "
 	      "iscsiadm -m node -u >/dev/null 2>&1; true");
 	rl_on_each((const int[]){ 1, 2, 3 }, 3,

@@ -94,4 +94,29 @@ static inline bool iscsi_active_path_is(const char *wwid, int node, int timeout_
 	return false;
 }
 
+/*
+ * Waits up to @timeout_s for the host's path through node @node to be up
+ * in multipathd with priority @prio (alua: 50 active/optimized, 10
+ * active/non-optimized). multipathd asks the node itself (REPORT TARGET
+ * PORT GROUPS) every few seconds; sysfs's access_state changes only on a
+ * unit attention, which a node that comes back after a crash does not send.
+ */
+static inline bool iscsi_path_ready(int node, int prio, int timeout_s, char *seen, size_t len)
+{
+	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
+	char disk[32];
+
+	do {
+		iscsi_path_disk(node, disk, sizeof(disk));
+		if (!disk[0] || rl_on_out(HOST, seen, len, "multipathd show paths raw format "
+					  "'%%d %%T %%p' | grep '^%s '", disk))
+			seen[0] = '\0';
+		seen[strcspn(seen, "\n")] = '\0';
+		if (disk[0] && strstr(seen, " ready ") && atoi(strrchr(seen, ' ') + 1) == prio)
+			return true;
+		usleep(500 * 1000);
+	} while (now_ms() < end);
+	return false;
+}
+
 #endif /* CHORUS_SELFTEST_ISCSI_HOST_H */
