@@ -60,8 +60,8 @@ help:
 	@echo '                  -> Documentation/benchmarks.md (BENCH_ARGS=--targets ...)'
 	@echo '  make check-all-variants  the VM tests with every case in every variant (make'
 	@echo '                  check runs a variant only where it changes the case; FILTER=name)'
-	@echo '  make check-cluster  every case of the cluster suite over TCP (make check runs 3 of 9)'
-	@echo '  make check-cluster-rdma  every case of the cluster suite with its volumes and its'
+	@echo '  make check-cluster  every case of cluster, cluster_disk and cluster_iscsi over TCP (make check runs 4 of 12)'
+	@echo '  make check-cluster-rdma  every case of cluster and cluster_disk with its volumes and its'
 	@echo '                  NVMe-oF host over RDMA (soft-RoCE; make check runs it over TCP)'
 	@echo '  make failover-bench  owner VM killed 20 times in a 3-node cluster with a host: time to the'
 	@echo '                  first write on the new owner (FAILOVER_ARGS=--kills N --ttl S --protocol iscsi)'
@@ -194,12 +194,12 @@ check-all-variants: all
 # TCP (stop 35: two cases ran out of their timeouts with every write verified):
 # case timeouts, waits and pause bounds (scaled()) twice as long.
 check-cluster: all
-	CHORUS_SELFTEST_ALL_VARIANTS=1 $(ROOT)/tests/selftests/run --filter cluster,cluster_iscsi
+	CHORUS_SELFTEST_ALL_VARIANTS=1 $(ROOT)/tests/selftests/run --filter cluster,cluster_disk,cluster_iscsi
 
 check-cluster-rdma: all
 	CHORUS_CLUSTER_TRANSPORT=rdma CHORUS_SELFTEST_ALL_VARIANTS=1 \
 		CHORUS_SELFTEST_TIMEOUT_SCALE=$${CHORUS_SELFTEST_TIMEOUT_SCALE:-2} \
-		$(ROOT)/tests/selftests/run --filter cluster
+		$(ROOT)/tests/selftests/run --filter cluster,cluster_disk
 
 failover-bench: all
 	$(ROOT)/tools/bench/failover $(FAILOVER_ARGS)

@@ -25,9 +25,6 @@
 #include "cluster_host.h"
 #include "cluster_fixture.h"
 
-/* A node's replica of VOL: its logical volume's device-mapper name. */
-#define LV_DM	"chorus_pool-chorus--" VOL
-
 /*
  * Node 2's disk fails under fio with verify (its logical volume's table
  * swapped for error): node 2 detaches it; node 1's chorusd records node 2
@@ -382,13 +379,6 @@ TEST_F_TIMEOUT(cluster, owner_killed_only_its_volume_moves_with_acknowledged_wri
 	run("pkill -f 'ack_writer[.]py'; sleep 1; true");
 	__verify_on(_metadata, self, 3, VOL2, self->acked2);
 	__replicas_identical(_metadata, VOL2, 1, 3);
-}
-
-/* The kernel lease state on @vm: "valid", "expired" or "disarmed". */
-static void lease_state(int vm, char *out, size_t len)
-{
-	if (rl_on_out(vm, out, len, "%s --json lease show | jq -r .state", rl_ctl()))
-		out[0] = '\0';
 }
 
 /* Waits up to @timeout_s for the kernel lease state on @vm to be @want. */
@@ -751,92 +741,6 @@ TEST_F_TIMEOUT(cluster, owner_cut_off_from_etcd_its_paths_inaccessible_hands_ove
 }
 
 /*
- * The owner's disk fails under the writer, and the other member, alone in
- * acknowledging the writes from then on, is cut off from it before the
- * owner's chorusd has handed over: chorusd is stopped for those seconds (a
- * pass that comes late; within the lease), the cut is vm1's replication
- * traffic to vm2 refused (etcd goes on). Until chorusd records the failed
- * disk, its writes wait (none stands on node 2 alone). etcd must name node
- * 2, not node 1, as the write set's member: node 1 records itself out of
- * date first,
- * lets the writes held for node 2 fail (nothing is acknowledged that no
- * disk has) and gives its owner key up; node 2 takes the volume with every
- * acknowledged write. With the cut undone node 1 serves it by forwarding,
- * then gets a new disk, copied in full.
- */
-TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
-{
-	char out[128], epoch1[32], epoch2[32], state[32];
-	unsigned long long stopped_ms;
-	int at_failure, at_cut, i;
-
-	/* Soft-RoCE's traffic is UDP, not the TCP port cut here; the logic is chorusd's. */
-	if (!strcmp(transport(), "rdma"))
-		SKIP(return, "the cut is of the TCP replication port");
-	create_healthy();
-	ASSERT_EQ(0, cl_query(self, VOL, epoch1, sizeof(epoch1), ".owner.epoch"));
-	ASSERT_EQ(0, rl_on(1, "%s volume set " VOL " --ping-interval-ms 250 "
-			   "--ping-timeout-ms 1000 >/dev/null && "
-			   "dmsetup table " LV_DM " > /tmp/chorus-lv.table && "
-			   "echo \"0 $(blockdev --getsz /dev/mapper/" LV_DM ") error\" "
-			   "> /tmp/chorus-err.table", rl_ctl()));
-	start_writer(1, 100);
-	/*
-	 * One command in vm1, so that chorusd stays stopped for seconds, not
-	 * for the round trips of several (the lease TTL is 10 s): the disk
-	 * fails, for a second the writes wait, none standing on node 2 alone
-	 * before the failure is recorded (invariant 4; counted from the
-	 * writer's log), the cut, and chorusd resumes once the kernel sees
-	 * node 2 lost (ping timeout 1 s), 3 s at most.
-	 */
-	ASSERT_EQ(0, rl_on_out(1, out, sizeof(out),
-			       "pkill -STOP -x chorusd; t0=$(date +%%s%%N); "
-			       "dmsetup load " LV_DM " < /tmp/chorus-err.table && "
-			       "dmsetup resume " LV_DM " || { pkill -CONT -x chorusd; exit 1; }; "
-			       "a=$(wc -l < %s); sleep 1; b=$(wc -l < %s); "
-			       CUT_1_FROM_2("add") "; "
-			       "for i in $(seq 12); do s=$(%s --json volume status " VOL " | jq -r "
-			       "'.peers[] | select(.node_id == 2) | .conn_state'); "
-			       "[ \"$s\" != connected ] && break; sleep 0.25; done; "
-			       "pkill -CONT -x chorusd; "
-			       "echo $a $b $s $((($(date +%%s%%N) - t0) / 1000000))",
-			       self->acked, self->acked, rl_ctl()));
-	ASSERT_EQ(4, sscanf(out, "%d %d %31s %llu", &at_failure, &at_cut, state, &stopped_ms))
-		TH_LOG("%s", out);
-	TH_LOG("%d writes acknowledged in the second after the failure; node 1 saw node 2 %s; "
-	       "chorusd stopped for %llu ms", at_cut - at_failure, state, stopped_ms);
-	/* At 100 writes/s; one may have completed before the swap and been logged after. */
-	EXPECT_GE(1, at_cut - at_failure)
-		TH_LOG("writes stood on node 2 alone before the failed disk was recorded");
-	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.members | map(tostring) | join(\",\")", "2",
-			    60)) TH_LOG("etcd names node 1's failed disk as the write set");
-	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.out_of_date | map(tostring) | join(\",\")",
-			    "1", 10));
-	ASSERT_TRUE(cl_wait(self, VOL, ".owner.node_id", "2", 90)) TH_LOG("node 2 did not take it");
-	ASSERT_EQ(0, cl_query(self, VOL, epoch2, sizeof(epoch2), ".owner.epoch"));
-	EXPECT_LT(atoll(epoch1), atoll(epoch2));
-	/* "no member of the write set can take its writes now" before it, if node 1 saw the cut. */
-	EXPECT_EQ(0, run("grep -q 'the local disk failed: this node is out of date' "
-			 "%s/cluster/vm1/chorusd.log && grep -q 'stepped down and released the owner "
-			 "key' %s/cluster/vm1/chorusd.log", getenv("LAB_DIR"), getenv("LAB_DIR")));
-	for (i = 0; i < 20 && !rl_on(1, "pgrep -f 'ack_writer[.]py' >/dev/null"); i++)
-		usleep(500 * 1000);
-	EXPECT_GT(20, i) TH_LOG("the writer still runs: its writes neither stood nor failed");
-
-	verify_on(2);
-	ASSERT_EQ(0, rl_on(1, CUT_1_FROM_2("del")));
-	verify_on(1);
-	EXPECT_EQ(0, rl_on(1, "dmsetup load " LV_DM " < /tmp/chorus-lv.table && "
-			   "dmsetup resume " LV_DM));
-	ASSERT_EQ(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
-			     " --node 1 --wait %d 2>/dev/null | tail -c 60", self->ctl,
-			     scaled(120))) TH_LOG("%s", out);
-	EXPECT_TRUE(cl_wait(self, VOL, ".health", "healthy", 60));
-	fio_on(2, "--rw=randwrite --bs=4k --size=1M --verify=crc32c");
-	replicas_identical();
-}
-
-/*
  * One etcd member of three stops (vm3's): nothing changes for I/O, the
  * owner's session lives on through the other endpoints. Then etcd loses
  * its quorum (vm2's member stops too): the owner cannot renew its session,
@@ -899,23 +803,6 @@ TEST_F_TIMEOUT(cluster, etcd_member_lost_changes_nothing_quorum_lost_pauses_io, 
 }
 
 CHORUS_HARNESS_MAIN
-
-/* The owners of XVOL and XVOL2, sorted: "1,2". */
-static bool owners_are(FIXTURE_DATA(cluster) *self, const char *want, int timeout_s)
-{
-	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
-	char out[64];
-
-	do {
-		if (!run_quiet(out, sizeof(out), "%s --json cluster volume list | jq -r '[.[] | "
-			       "select(.name | startswith(\"" XVOL "\")) | .owner.node_id // 0] | "
-			       "sort | map(tostring) | join(\",\")'", self->ctl) &&
-		    !strncmp(out, want, strlen(want)) && out[strlen(want)] == '\n')
-			return true;
-		usleep(500 * 1000);
-	} while (now_ms() < end);
-	return false;
-}
 
 /*
  * Two volumes on every node, both owned by node 1, exported with the

@@ -191,4 +191,90 @@ TEST_F_TIMEOUT(cluster, iscsi_through_every_node_alua_multipath_fio_verify, 900)
 	EXPECT_STREQ(a, b) TH_LOG("node 2's replica differs from the owner's");
 }
 
+/* Writes completed by the host's SCSI disk @disk (/sys/block/<disk>/stat's fifth field). */
+static long host_disk_writes(const char *disk)
+{
+	char out[32];
+
+	if (!disk[0] || rl_on_out(HOST, out, sizeof(out), "awk '{ print $5 }' /sys/block/%s/stat",
+				  disk))
+		return -1;
+	return atol(out);
+}
+
+/*
+ * Two volumes on nodes 1 and 2, both owned by node 1, exported over iSCSI
+ * with the balance strategy: chorusd moves one to node 2. The host, logged
+ * in to every node, sees two multipath devices, each with its owner's path
+ * alone active: its LUNs' I/O goes to two nodes, one path per LUN and no
+ * write through the standby paths (what a login redirector does by
+ * sessions, Documentation/iscsi.md). fio verify on both at once.
+ */
+TEST_F_TIMEOUT(cluster, iscsi_balance_spreads_the_active_paths_over_nodes, 600)
+{
+	char out[256], owner[16], wwid[64], mpath[2][128], disk[2][4][32];
+	long before[2][4];
+	int lun, vm;
+
+	for (lun = 0; lun < 2; lun++)
+		ASSERT_EQ(0, run("%s cluster volume create %s --size 8M --nodes 1,2 "
+				 "--transport %s >/dev/null", self->ctl, lun ? XVOL2 : XVOL,
+				 transport()));
+	ASSERT_TRUE(cl_wait(self, XVOL, ".health", "healthy", 120));
+	ASSERT_TRUE(cl_wait(self, XVOL2, ".health", "healthy", 120));
+	ASSERT_TRUE(owners_are(self, "1,1", 10));
+	ASSERT_EQ(0, run("%s cluster export create " XNQN " --volume " XVOL " --volume " XVOL2
+			 " --protocol iscsi --initiator " HOSTIQN " --strategy balance >/dev/null",
+			 self->ctl));
+	ASSERT_TRUE(owners_are(self, "1,2", 60)) TH_LOG("balance did not spread the owners");
+
+	ASSERT_EQ(0, iscsi_host_start()) TH_LOG("iscsid, udevd or multipathd did not start");
+	for (vm = 1; vm <= 3; vm++)
+		ASSERT_EQ(0, iscsi_login(vm, CHAP_SECRET))
+			TH_LOG("the host cannot log in through node %d", vm);
+	ASSERT_EQ(0, rl_on(HOST, "for i in $(seq 60); do multipath -r >/dev/null 2>&1; "
+			   "[ $(multipath -ll | grep -c ' sd[a-z]* ') = 6 ] && exit 0; sleep 1; "
+			   "done; multipath -ll; exit 1")) TH_LOG("multipath has not six paths");
+	for (lun = 0; lun < 2; lun++) {
+		ASSERT_EQ(0, cl_query(self, lun ? XVOL2 : XVOL, owner, sizeof(owner),
+				      ".owner.node_id"));
+		for (vm = 1; vm <= 3; vm++)
+			iscsi_lun_disk(vm, lun, disk[lun][vm], sizeof(disk[lun][vm]));
+		ASSERT_NE(0, disk[lun][1][0]) TH_LOG("LUN %d has no path through node 1", lun);
+		ASSERT_EQ(0, rl_on_out(HOST, wwid, sizeof(wwid), "multipathd show paths raw "
+				       "format '%%d %%w' | awk '$1 == \"%s\" { print $2 }'",
+				       disk[lun][1]));
+		wwid[strcspn(wwid, "\n")] = '\0';
+		EXPECT_TRUE(iscsi_lun_active_path_is(wwid, lun, atoi(owner), 30, out, sizeof(out)))
+			TH_LOG("LUN %d: the active path group is %s, not its owner's (node %s)",
+			       lun, out, owner);
+		snprintf(mpath[lun], sizeof(mpath[lun]), "/dev/mapper/%s", wwid);
+		for (vm = 1; vm <= 3; vm++)
+			before[lun][vm] = host_disk_writes(disk[lun][vm]);
+	}
+	EXPECT_STRNE(mpath[0], mpath[1]) TH_LOG("the two LUNs are one multipath device");
+
+	ASSERT_EQ(0, rl_on(HOST, "fio --direct=1 --ioengine=libaio --rw=randwrite --bs=4k "
+			   "--iodepth=4 --size=8M --verify=crc32c --output-format=terse "
+			   "--name=a --filename=%s --name=b --filename=%s >/dev/null",
+			   mpath[0], mpath[1])) TH_LOG("fio verify on the two LUNs failed");
+	for (lun = 0; lun < 2; lun++) {
+		ASSERT_EQ(0, cl_query(self, lun ? XVOL2 : XVOL, owner, sizeof(owner),
+				      ".owner.node_id"));
+		for (vm = 1; vm <= 3; vm++) {
+			long writes = host_disk_writes(disk[lun][vm]) - before[lun][vm];
+
+			TH_LOG("LUN %d, path through node %d: %ld writes", lun, vm, writes);
+			if (vm == atoi(owner)) {
+				EXPECT_LE(1000, writes) TH_LOG("LUN %d's owner path wrote little", lun);
+			} else {
+				EXPECT_EQ(0, writes) TH_LOG("LUN %d wrote through a standby path", lun);
+			}
+		}
+	}
+
+	iscsi_logout_all();
+	ASSERT_EQ(0, run("%s cluster export delete " XNQN " >/dev/null", self->ctl));
+}
+
 CHORUS_HARNESS_MAIN

@@ -22,6 +22,8 @@
 #define XVOL	"xvol"	/* on every node, exported (export_…) */
 #define XVOL2	"xvol2"	/* beside XVOL (export_strategies_…) */
 #define SIZE	"16M"
+/* A node's replica of VOL: its logical volume's device-mapper name. */
+#define LV_DM	"chorus_pool-chorus--" VOL
 /*
  * The session lease's TTL. Under TCG on 2 cores a VM is sometimes not
  * scheduled for seconds; with 5 s such a stall alone can cost a node its
@@ -231,6 +233,30 @@ static inline void stop_workloads(void)
 		   "pkill -CONT -x etcd; pkill -CONT -x chorusd; ip link set eth0 up; "
 		   "while " CUT_1_FROM_2("del") " 2>/dev/null; do :; done; "
 		   CUT_1_FROM_ETCD(del) "; true");
+}
+
+/* The kernel lease state on @vm: "valid", "expired" or "disarmed". */
+static inline void lease_state(int vm, char *out, size_t len)
+{
+	if (rl_on_out(vm, out, len, "%s --json lease show | jq -r .state", rl_ctl()))
+		out[0] = '\0';
+}
+
+/* The owners of XVOL and XVOL2, sorted: "1,2". */
+static inline bool owners_are(FIXTURE_DATA(cluster) *self, const char *want, int timeout_s)
+{
+	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
+	char out[64];
+
+	do {
+		if (!run_quiet(out, sizeof(out), "%s --json cluster volume list | jq -r '[.[] | "
+			       "select(.name | startswith(\"" XVOL "\")) | .owner.node_id // 0] | "
+			       "sort | map(tostring) | join(\",\")'", self->ctl) &&
+		    !strncmp(out, want, strlen(want)) && out[strlen(want)] == '\n')
+			return true;
+		usleep(500 * 1000);
+	} while (now_ms() < end);
+	return false;
 }
 
 /*

@@ -374,21 +374,25 @@ static inline uint64_t __checksum(struct __test_metadata *_metadata, const char 
 
 /*
  * CHORUS_SELFTEST_FILTER="pat[,pat...]": run only test cases whose
- * "fixture.test" or "test" matches one of the fnmatch patterns (a pattern
- * "binary.fixture.test" works too when the fixture is named after the
- * binary, which every chorus selftest does). "-l" lists the test cases.
+ * "fixture.test" or "test" matches one of the fnmatch patterns, or
+ * "binary.test" or "binary.fixture.test" (tests/selftests/run passes
+ * "binary.test": cluster_disk and cluster_iscsi use cluster's fixture).
+ * "-l" lists the test cases.
  */
 static bool __chorus_match(const char *filter, const char *fixture, const char *test)
 {
 	char *dup = strdup(filter), *save = NULL, *pat;
-	char full[256], full3[384];
+	const char *bin = program_invocation_short_name;
+	char full[256], by_bin[256], full3[384];
 	bool ok = false;
 
 	snprintf(full, sizeof(full), "%s.%s", fixture, test);
-	snprintf(full3, sizeof(full3), "%s.%s.%s", fixture, fixture, test);
+	snprintf(by_bin, sizeof(by_bin), "%s.%s", bin, test);
+	snprintf(full3, sizeof(full3), "%s.%s.%s", bin, fixture, test);
 	for (pat = strtok_r(dup, ", ", &save); pat && !ok; pat = strtok_r(NULL, ", ", &save)) {
 		if (!fnmatch(pat, full, 0) || !fnmatch(pat, test, 0) ||
-		    !fnmatch(pat, full3, 0) || !strcmp(pat, fixture))
+		    !fnmatch(pat, by_bin, 0) || !fnmatch(pat, full3, 0) ||
+		    !strcmp(pat, fixture))
 			ok = true;
 	}
 	free(dup);

@@ -42,15 +42,21 @@ static inline void iscsi_logout_all(void)
 }
 
 /*
- * The SCSI disk of the host's path to LUN 0 through node @node ("sdb"),
+ * The SCSI disk of the host's path to LUN @lun through node @node ("sdb"),
  * "" if it has none.
  */
-static inline void iscsi_path_disk(int node, char *out, size_t len)
+static inline void iscsi_lun_disk(int node, int lun, char *out, size_t len)
 {
 	if (rl_on_out(HOST, out, len, "basename $(readlink -e /dev/disk/by-path/"
-		      "ip-10.99.0.%d:3260-iscsi-" XIQN "-lun-0) 2>/dev/null", node))
+		      "ip-10.99.0.%d:3260-iscsi-" XIQN "-lun-%d) 2>/dev/null", node, lun))
 		out[0] = '\0';
 	out[strcspn(out, "\n")] = '\0';
+}
+
+/* The SCSI disk of the host's path to LUN 0 through node @node. */
+static inline void iscsi_path_disk(int node, char *out, size_t len)
+{
+	iscsi_lun_disk(node, 0, out, len);
 }
 
 /* The ALUA state of the host's path through node @node ("" if none). */
@@ -71,17 +77,18 @@ static inline bool iscsi_paths_are(const char *want, int timeout_s, char *seen, 
 }
 
 /*
- * Waits up to @timeout_s for multipath's active path group to be the path
- * through node @node alone; @seen gets the disks of the active group.
+ * Waits up to @timeout_s for the active path group of multipath device
+ * @wwid (LUN @lun) to be the path through node @node alone; @seen gets the
+ * disks of the active group.
  */
-static inline bool iscsi_active_path_is(const char *wwid, int node, int timeout_s, char *seen,
-				 size_t len)
+static inline bool iscsi_lun_active_path_is(const char *wwid, int lun, int node, int timeout_s,
+					    char *seen, size_t len)
 {
 	uint64_t end = now_ms() + scaled(timeout_s) * 1000ULL;
 	char disk[32];
 
 	do {
-		iscsi_path_disk(node, disk, sizeof(disk));
+		iscsi_lun_disk(node, lun, disk, sizeof(disk));
 		if (rl_on_out(HOST, seen, len, "multipath -ll %s | awk '/status=/ { g = /status=active/ } "
 			      "g && / sd[a-z]+ / { for (i = 1; i <= NF; i++) if ($i ~ /^sd/) "
 			      "printf \"%%s \", $i }'", wwid))
@@ -92,6 +99,13 @@ static inline bool iscsi_active_path_is(const char *wwid, int node, int timeout_
 		usleep(500 * 1000);
 	} while (now_ms() < end);
 	return false;
+}
+
+/* iscsi_lun_active_path_is() for LUN 0. */
+static inline bool iscsi_active_path_is(const char *wwid, int node, int timeout_s, char *seen,
+					size_t len)
+{
+	return iscsi_lun_active_path_is(wwid, 0, node, timeout_s, seen, len);
 }
 
 /*
