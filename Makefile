@@ -64,7 +64,7 @@ help:
 	@echo '  make check-cluster-rdma  every case of cluster and cluster_disk with its volumes and its'
 	@echo '                  NVMe-oF host over RDMA (soft-RoCE; make check runs it over TCP)'
 	@echo '  make failover-bench  owner VM killed 20 times in a 3-node cluster with a host: time to the'
-	@echo '                  first write on the new owner (FAILOVER_ARGS=--kills N --ttl S --protocol iscsi)'
+	@echo '                  first write on the new owner (FAILOVER_ARGS=--kills N --ttl S --protocol iscsi --kill access)'
 	@echo '  make cluster-bench  a host through 3 nodes over NVMe/TCP and NVMe/RDMA: 1 and 3'
 	@echo '                  volumes, direct and forwarded, the bank test, against plain nvmet'
 	@echo '                  (CLUSTER_BENCH_ARGS=--transports tcp,rdma --runtime S --size M)'
