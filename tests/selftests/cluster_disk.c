@@ -20,6 +20,23 @@
 #include "cluster_fixture.h"
 
 /*
+ * Node 1, whose disk failed, gets a new one from its pool (replace-disk),
+ * copied in full from node 2; after new writes the replicas are identical.
+ */
+static void node_1_gets_a_new_disk(struct __test_metadata *_metadata,
+				   FIXTURE_DATA(cluster) *self)
+{
+	char out[128];
+
+	ASSERT_EQ(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
+			     " --node 1 --wait %d 2>/dev/null | tail -c 60", self->ctl,
+			     scaled(120))) TH_LOG("%s", out);
+	EXPECT_TRUE(cl_wait(self, VOL, ".health", "healthy", 60));
+	fio_on(2, "--rw=randwrite --bs=4k --size=1M --verify=crc32c");
+	replicas_identical();
+}
+
+/*
  * The owner's disk fails under the writer, and the other member, alone in
  * acknowledging the writes from then on, is cut off from it before the
  * owner's chorusd has handed over: chorusd is stopped for those seconds (a
@@ -97,12 +114,7 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
 	verify_on(1);
 	EXPECT_EQ(0, rl_on(1, "dmsetup load " LV_DM " < /tmp/chorus-lv.table && "
 			   "dmsetup resume " LV_DM));
-	ASSERT_EQ(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
-			     " --node 1 --wait %d 2>/dev/null | tail -c 60", self->ctl,
-			     scaled(120))) TH_LOG("%s", out);
-	EXPECT_TRUE(cl_wait(self, VOL, ".health", "healthy", 60));
-	fio_on(2, "--rw=randwrite --bs=4k --size=1M --verify=crc32c");
-	replicas_identical();
+	node_1_gets_a_new_disk(_metadata, self);
 }
 
 /*
@@ -178,12 +190,7 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_chorusd_stopped_past_the_lease_nothing_
 	verify_on(2);
 	verify_on(1);
 	run("rm -f %s", acked_before);
-	ASSERT_EQ(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
-			     " --node 1 --wait %d 2>/dev/null | tail -c 60", self->ctl,
-			     scaled(120))) TH_LOG("%s", out);
-	EXPECT_TRUE(cl_wait(self, VOL, ".health", "healthy", 60));
-	fio_on(2, "--rw=randwrite --bs=4k --size=1M --verify=crc32c");
-	replicas_identical();
+	node_1_gets_a_new_disk(_metadata, self);
 }
 
 CHORUS_HARNESS_MAIN
