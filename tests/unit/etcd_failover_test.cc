@@ -15,6 +15,7 @@
 #include "lib/etcd_failover.h"
 #include "lib/etcd_watch.h"
 #include "lib/fd.h"
+#include "test_util.h"
 
 namespace chorus {
 namespace {
@@ -138,6 +139,36 @@ TEST(EtcdFailover, HungEndpointTimesOutAndTheNextAnswers) {
     ASSERT_EQ(log.lines().size(), 1u);
     EXPECT_TRUE(Contains(log.lines()[0], hung.endpoint())) << log.lines()[0];
     EXPECT_TRUE(Contains(log.lines()[0], "imed out")) << log.lines()[0];
+}
+
+// chorusctl's attempt time: --etcd-timeout, else $CHORUS_ETCD_TIMEOUT_MS,
+// else 2000 ms. A hung first member costs one attempt before the live
+// second answers.
+TEST(EtcdFailover, ChorusctlsAttemptTimeoutFromItsOptionOrTheEnvironment) {
+    test::EtcdCluster etcd;
+    SilentListener hung;
+    const std::string list = std::string(CHORUSCTL) + " cluster node list --etcd " +
+                             hung.endpoint() + "," + etcd.endpoint(0);
+    std::string out;
+    auto timed = [&](const std::string& cmd) {
+        const Clock::time_point start = Clock::now();
+        EXPECT_EQ(test::RunShell(cmd, out), 0) << cmd << ": " << out;
+        return std::chrono::duration_cast<milliseconds>(Clock::now() - start);
+    };
+    EXPECT_GE(timed(list), milliseconds(2000));
+    EXPECT_LT(timed(list + " --etcd-timeout 300"), milliseconds(1500));
+    EXPECT_LT(timed("CHORUS_ETCD_TIMEOUT_MS=300 " + list), milliseconds(1500));
+    // The option before the environment.
+    EXPECT_LT(timed("CHORUS_ETCD_TIMEOUT_MS=9000 " + list + " --etcd-timeout 300"),
+              milliseconds(1500));
+
+    EXPECT_EQ(test::RunShell("CHORUS_ETCD_TIMEOUT_MS=2s " + list, out), 2);
+    EXPECT_TRUE(Contains(out,
+                         "CHORUS_ETCD_TIMEOUT_MS: '2s' is not a number of milliseconds in "
+                         "100..30000"))
+        << out;
+    EXPECT_EQ(test::RunShell(list + " --etcd-timeout 50", out), 2);
+    EXPECT_TRUE(Contains(out, "--etcd-timeout")) << out;
 }
 
 TEST(EtcdFailover, WatchStartsOnTheLiveEndpoint) {

@@ -8,12 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include <sys/wait.h>
-
-#include <array>
 #include <chrono>
-#include <cstdio>
-#include <memory>
 #include <mutex>
 #include <regex>
 #include <string>
@@ -229,14 +224,7 @@ class ChorusctlTls : public EtcdTlsTest {
 protected:
     // Runs chorusctl with args; returns its exit status, output in out.
     int Chorusctl(const std::string& args, std::string& out) {
-        std::string cmd = CHORUSCTL " " + args + " 2>&1";
-        std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(cmd.c_str(), "r"), ::pclose);
-        std::array<char, 4096> buf;
-        out.clear();
-        while (size_t n = std::fread(buf.data(), 1, buf.size(), p.get()))
-            out.append(buf.data(), n);
-        int status = ::pclose(p.release());
-        return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+        return test::RunShell(CHORUSCTL " " + args, out);
     }
 };
 

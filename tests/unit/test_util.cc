@@ -2,6 +2,11 @@
 
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <memory>
 
 #include <filesystem>
 #include <fstream>
@@ -60,6 +65,19 @@ std::map<std::string, std::string> SnapshotTree(const std::string& root) {
         }
     }
     return out;
+}
+
+int RunShell(const std::string& command, std::string& out) {
+    std::string cmd = command + " 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE*)> p(::popen(cmd.c_str(), "r"), ::pclose);
+    if (!p)
+        throw std::runtime_error("popen failed: " + command);
+    std::array<char, 4096> buf;
+    out.clear();
+    while (size_t n = std::fread(buf.data(), 1, buf.size(), p.get()))
+        out.append(buf.data(), n);
+    int status = ::pclose(p.release());
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
 }  // namespace chorus::test

@@ -30,6 +30,10 @@ std::string ReadFile(const std::string& path);
 // or "link:<target>", to compare trees before and after.
 std::map<std::string, std::string> SnapshotTree(const std::string& root);
 
+// Runs a shell command line, stderr with stdout; returns its exit status
+// (-1 if it did not exit), what it printed in out.
+int RunShell(const std::string& command, std::string& out);
+
 }  // namespace chorus::test
 
 #endif  // CHORUS_TESTS_UNIT_TEST_UTIL_H_

@@ -1,7 +1,12 @@
 #include "chorusctl/cluster_access.h"
 
 #include <sys/stat.h>
+
+#include <algorithm>
+#include <charconv>
+#include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <sstream>
 
 #include "chorusctl/command.h"
@@ -43,6 +48,28 @@ void CheckTls(const EtcdTls& tls) {
         throw UsageError("--etcd-cert and --etcd-key go together (a certificate and its key)");
 }
 
+constexpr uint32_t kMinTimeoutMs = 100;
+constexpr uint32_t kMaxTimeoutMs = 30000;
+constexpr uint32_t kDefaultTimeoutMs = 2000;
+
+// One attempt's time: the option's, else $CHORUS_ETCD_TIMEOUT_MS's, else
+// the default. A slow cluster (the debug lab kernel's) needs more.
+std::chrono::milliseconds AttemptTimeout(uint32_t option) {
+    if (option != 0)
+        return std::chrono::milliseconds(option);
+    const char* env = std::getenv("CHORUS_ETCD_TIMEOUT_MS");
+    if (env == nullptr || env[0] == '\0')
+        return std::chrono::milliseconds(kDefaultTimeoutMs);
+    uint32_t ms = 0;
+    const char* end = env + std::strlen(env);
+    auto [ptr, ec] = std::from_chars(env, end, ms);
+    if (ec != std::errc() || ptr != end || ms < kMinTimeoutMs || ms > kMaxTimeoutMs)
+        throw UsageError("CHORUS_ETCD_TIMEOUT_MS: '" + std::string(env) +
+                         "' is not a number of milliseconds in " + std::to_string(kMinTimeoutMs) +
+                         ".." + std::to_string(kMaxTimeoutMs));
+    return std::chrono::milliseconds(ms);
+}
+
 }  // namespace
 
 void ClusterAccess::AddOptions(CLI::App& cmd) {
@@ -52,6 +79,12 @@ void ClusterAccess::AddOptions(CLI::App& cmd) {
     cmd.add_option("--config", config,
                    "chorusd's config, read for its etcd endpoints and TLS files")
         ->capture_default_str();
+    cmd.add_option("--etcd-timeout", timeout_ms,
+                   "ms one etcd member has to answer before the next is tried (default: "
+                   "$CHORUS_ETCD_TIMEOUT_MS, else 2000); a call has three such attempts and at "
+                   "least 5 s")
+        ->type_name("MS")
+        ->check(CLI::Range(kMinTimeoutMs, kMaxTimeoutMs));
     cmd.add_option("--etcd-cacert", tls.ca_file,
                    "CA file for https endpoints (default: $CHORUS_ETCD_CACERT, else etcd_ca_file "
                    "of --config)");
@@ -90,7 +123,9 @@ std::unique_ptr<EtcdClient> ClusterAccess::Connect() const {
     o.tls.cert_file = FirstOf(tls.cert_file, "CHORUS_ETCD_CERT", from_config.cert_file);
     o.tls.key_file = FirstOf(tls.key_file, "CHORUS_ETCD_KEY", from_config.key_file);
     CheckTls(o.tls);
-    o.call_timeout = std::chrono::seconds(5);
+    o.attempt_timeout = AttemptTimeout(timeout_ms);
+    o.call_timeout =
+        std::max<std::chrono::milliseconds>(std::chrono::seconds(5), 3 * o.attempt_timeout);
     return std::make_unique<EtcdClient>(o);
 }
 

@@ -13,9 +13,9 @@ EtcdOptions DaemonEtcdOptions(const ClusterConfig& cluster, const Logger& log) {
     EtcdOptions o;
     o.endpoints = cluster.etcd;
     o.tls = {cluster.etcd_ca_file, cluster.etcd_cert_file, cluster.etcd_key_file};
-    // A call must not outlast a lease: bounded by the keepalive period's
-    // share of the margin-less lease time.
-    o.attempt_timeout = std::chrono::milliseconds(std::min<uint32_t>(2000, cluster.keepalive_ms));
+    // A call must not outlast a lease: half the TTL, each attempt within it
+    // (the config checks that).
+    o.attempt_timeout = std::chrono::milliseconds(cluster.etcd_attempt_timeout_ms);
     o.call_timeout = std::chrono::milliseconds(cluster.lease_ttl_s * 1000 / 2);
     o.connect_timeout = std::min(o.connect_timeout, o.attempt_timeout);
     o.log = [&log](Severity s, const std::string& msg) { log.Log(s, msg); };

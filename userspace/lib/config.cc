@@ -226,6 +226,16 @@ void ParseTiming(ConfigTable& t, ClusterConfig& c) {
         t.Fail(t.Line("keepalive_ms"), "'keepalive_ms' (" + std::to_string(c.keepalive_ms) +
                                            ") plus lease_margin_ms must be below lease_ttl (" +
                                            std::to_string(c.lease_ttl_s) + " s)");
+    // A call to etcd has half the TTL (DaemonEtcdOptions): one attempt must
+    // fit in it, or a slow member would use up a call alone.
+    c.etcd_attempt_timeout_ms =
+        static_cast<uint32_t>(t.Integer("etcd_attempt_timeout_ms", 100, 30000)
+                                  .value_or(std::min<uint32_t>(2000, c.keepalive_ms)));
+    if (c.etcd_attempt_timeout_ms > c.lease_ttl_s * 1000 / 2)
+        t.Fail(t.Line("etcd_attempt_timeout_ms"),
+               "'etcd_attempt_timeout_ms' (" + std::to_string(c.etcd_attempt_timeout_ms) +
+                   ") must be at most half of lease_ttl (" + std::to_string(c.lease_ttl_s) +
+                   " s): a call to etcd has that long");
 }
 
 // [cluster]'s peer secret: an absolute path to a file ReadPeerSecret takes

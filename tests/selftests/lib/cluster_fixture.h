@@ -295,6 +295,13 @@ FIXTURE_SETUP(cluster)
 	snprintf(self->ctl, sizeof(self->ctl), "%s", rl_ctl());
 	/* chorusctl's cluster commands find the store here. */
 	setenv("CHORUS_ETCD", ETCD, 1);
+	/*
+	 * The debug kernel's etcd answers slower: chorusctl's attempts, etcd's
+	 * timing and chorusd's attempts (cluster_node) scale with the waits.
+	 */
+	snprintf(out, sizeof(out), "%u", scaled(2000));
+	setenv("CHORUS_ETCD_TIMEOUT_MS", out, 1);
+	run("mkdir -p %s/cluster && echo %u > %s/cluster/timeout-scale", lab, scaled(1), lab);
 	snprintf(self->node, sizeof(self->node), "%s/tests/selftests/cluster_node", chorus_src());
 	snprintf(self->writer, sizeof(self->writer), "%s/tests/selftests/ack_writer.py",
 		 chorus_src());
