@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""tools/bench/report on a made-up results dir: the goals table says which goal is met, the
+floor targets get their ratios, and the hand-written part after the marker survives.
+
+usage: bench_report_test.py REPORT"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+TARGETS = {  # target -> speed factor: IOPS and bandwidth scale with it, latency inversely
+    "bare": 1.0, "chorus-local": 1.0, "chorus-2r": 0.5, "chorus-2r-rdma": 0.3, "drbd": 0.4,
+    "nvmet-tcp-disk": 0.55, "nvmet-rdma-disk": 0.35,
+}
+ROWS = ["randwrite-4k-qd1", "randwrite-4k-qd32", "randread-4k-qd32", "seqwrite-256k-qd8",
+        "randrw-8k-qd16"]
+CPU = "cpu 100 0 100 1000 0 0 0 0\n1.0\ncpu 200 0 200 1000 0 0 0 0\n2.0\n100\n"
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+def make_results(d):
+    write(f"{d}/meta", f"targets={' '.join(TARGETS)}\nrows={' '.join(ROWS)}\ndate=today\n"
+                       "git=abc1234\nruntime=10\nwarmup=3\nsize=256M\n")
+    for t, k in TARGETS.items():
+        write(f"{d}/{t}/status", "ok\n")
+        for r in ROWS:
+            side = {"iops": 1000 * k, "bw_bytes": 1e8 * k, "total_ios": 10000 * k,
+                    "clat_ns": {"mean": 1e6 / k, "percentile": {"99.000000": 5e6 / k}}}
+            job = {"read": side, "write": side, "job_runtime": 10000}
+            for i in (1, 2):
+                write(f"{d}/{t}/{r}/run{i}.json", "fio noise\n" + json.dumps({"jobs": [job]}))
+                for n in (1, 2):
+                    write(f"{d}/{t}/{r}/run{i}.cpu-vm{n}", CPU)
+
+
+def main():
+    report = sys.argv[1]
+    failures = []
+    with tempfile.TemporaryDirectory() as d:
+        make_results(f"{d}/run")
+        out = f"{d}/benchmarks.md"
+        write(out, "an older run's tables\n"
+                   "<!-- tools/bench/report keeps everything below this line -->\n\n"
+                   "## Failover\nwritten by hand\n")
+        # Twice: the second run must keep the hand-written part once, as the first did.
+        for _ in range(2):
+            subprocess.run([report, f"{d}/run", "--output", out], check=True)
+        with open(out) as f:
+            text = f.read()
+    expect = [
+        "| 4K QD1 write mean latency | `chorus-2r` ÷ `nvmet-tcp-disk` | 1.10× | ≤ 1.15× | met |",
+        "| 4K QD32 write IOPS | `chorus-2r` ÷ `drbd` | 1.25× | ≥ 1.5× | **not met** |",
+        "| 256K sequential write | `chorus-2r` ÷ `nvmet-tcp-disk` | 0.91× | ≥ 0.9× | met |",
+        "| 4K QD32 read IOPS | `chorus-2r` ÷ `chorus-local` | 0.50× | ≥ 0.95× | **not met** |",
+        "| RDMA 4K QD1 CPU per write | `chorus-2r-rdma` ÷ `chorus-2r` | 1.67× | ≤ 0.7× | **not met** |",
+        "`chorus-2r` ÷ `nvmet-tcp-disk`",
+        "- `nvmet-tcp-disk`: plain nvmet-tcp exporting vm2's `/dev/vdb`",
+        "<!-- tools/bench/report keeps everything below this line -->\n\n## Failover\nwritten by hand\n",
+    ]
+    for e in expect:
+        if e not in text:
+            failures.append(f"missing: {e}")
+    if "an older run's tables" in text:
+        failures.append("the older run's generated part was kept")
+    if text.count("## Failover") != 1:
+        failures.append("the kept part is not there exactly once")
+    for f in failures:
+        print("FAIL:", f)
+    if failures:
+        print(text)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
