@@ -63,3 +63,25 @@ measure() {
 	for n in "${pids[@]}"; do wait "$n" || rc=1; done
 	return "$rc"
 }
+
+# profile NODE DEV ROW RUNTIME OUTPREFIX: one more fio run, not counted in the figures, with a
+# flat CPU profile of both nodes over its middle (perf's cpu-clock: TCG has no PMU). Writes
+# OUTPREFIX.json and OUTPREFIX.profile-vmN: the symbols above 0.5 % of the samples, with their
+# module ([chorus], [drbd], [kernel.kallsyms], ...).
+profile() {
+	local node=$1 dev=$2 row=$3 rt=$4 out=$5 margin window n pids=() rc=0
+	margin=$((rt >= 8 ? 2 : (rt + 3) / 4))
+	window=$((rt - 2 * margin))
+	for n in 1 2; do
+		on "$n" --timeout $((rt + 300)) -- "sleep $margin
+			perf record -q -e cpu-clock -a -o /tmp/bench-perf.data -- sleep $window >/dev/null 2>&1
+			perf report -q -i /tmp/bench-perf.data --stdio --sort dso,sym --percent-limit 0.5 2>&1 |
+				grep -v '^\$' | head -60
+			rm -f /tmp/bench-perf.data" > "$out.profile-vm$n" 2>&1 &
+		pids+=($!)
+	done
+	on "$node" --timeout $((rt + 300)) -- "$(fio_cmd "$dev" "$row" "$rt")" \
+		> "$out.json" 2> "$out.stderr" || rc=$?
+	for n in "${pids[@]}"; do wait "$n" || rc=1; done
+	return "$rc"
+}
