@@ -72,6 +72,7 @@ def main():
         "**4K random write QD32, vm2**\n\n| # | `chorus-2r` | `drbd` |",
         "| 2 | 9.5% `chorus_send_2` [chorus] | 9.5% `drbd_send_2` [drbd] |",
         "| 1 | 31.2% `pv_native_safe_halt` | 31.2% `pv_native_safe_halt` |",
+        "Per guest, vm1 / vm2",
     ]
     for e in expect:
         if e not in text:
