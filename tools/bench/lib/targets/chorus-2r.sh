@@ -42,10 +42,10 @@ chorus_2r_wait() {
 
 # chorus_2r_setup [PEER_ADD_OPTIONS...]: target_setup of chorus-2r, the options added to both
 # `peer add`s (chorus-2r gives none: the module's default transport, TCP; chorus-2r-rdma gives
-# --transport rdma).
+# --transport rdma), then $BENCH_PEER_OPTS (an A/B: "--conns 1").
 # shellcheck disable=SC2120   # (chorus-2r-rdma.sh passes options)
 chorus_2r_setup() {
-	local n p opts=${*:+ $*}
+	local n p opts=${*:+ $*}${BENCH_PEER_OPTS:+ $BENCH_PEER_OPTS}
 	FIO_NODE=1
 	# Replica first, then the owner; each zeroes its disk, formats with the shared uuid,
 	# attaches with its node id, listens on its address and declares the other node.
