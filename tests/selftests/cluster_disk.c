@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * cluster_disk: the owner's disk fails while its chorusd cannot record it
+ * cluster_disk: the owner's disk fails while its chorusd cannot record it,
+ * or every disk of a volume fails
  * (Documentation/cluster.md, "What chorusd does"; issue 19), in the cluster
  * suite's lab (cluster.c: three nodes, vm4 a host, this binary on vm3).
  * Until the failure is recorded in etcd, the owner's writes wait: none may
@@ -9,7 +10,9 @@
  * lease, with the other member then cut off; or for longer than the lease,
  * so that the other member takes the volume over. In both, every
  * acknowledged write is on every disk etcd named a member when it was
- * acknowledged. Not in make check's lane (make check-cluster runs them).
+ * acknowledged. And every disk of the volume fails, the last to fail
+ * comes back and is attached again, as the admin guide says, while the
+ * volume stays open. Not in make check's lane (make check-cluster runs them).
  */
 #include <time.h>
 
@@ -18,6 +21,13 @@
 #include "ack_log.h"
 #include "cluster_host.h"
 #include "cluster_fixture.h"
+
+/* On a node: its LV's table saved, and a table of the same size that fails every I/O. */
+#define SAVE_TABLES	"dmsetup table " LV_DM " > /tmp/chorus-lv.table && " \
+			"echo \"0 $(blockdev --getsz /dev/mapper/" LV_DM ") error\" " \
+			"> /tmp/chorus-err.table"
+#define DISK_FAILS	"dmsetup load " LV_DM " < /tmp/chorus-err.table && dmsetup resume " LV_DM
+#define DISK_WORKS	"dmsetup load " LV_DM " < /tmp/chorus-lv.table && dmsetup resume " LV_DM
 
 /*
  * Node 1, whose disk failed, gets a new one from its pool (replace-disk),
@@ -62,10 +72,7 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
 	create_healthy();
 	ASSERT_EQ(0, cl_query(self, VOL, epoch1, sizeof(epoch1), ".owner.epoch"));
 	ASSERT_EQ(0, rl_on(1, "%s volume set " VOL " --ping-interval-ms 250 "
-			   "--ping-timeout-ms 1000 >/dev/null && "
-			   "dmsetup table " LV_DM " > /tmp/chorus-lv.table && "
-			   "echo \"0 $(blockdev --getsz /dev/mapper/" LV_DM ") error\" "
-			   "> /tmp/chorus-err.table", rl_ctl()));
+			   "--ping-timeout-ms 1000 >/dev/null && " SAVE_TABLES, rl_ctl()));
 	start_writer(1, 100);
 	/*
 	 * One command in vm1, so that chorusd stays stopped for seconds, not
@@ -77,8 +84,7 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
 	 */
 	ASSERT_EQ(0, rl_on_out(1, out, sizeof(out),
 			       "pkill -STOP -x chorusd; t0=$(date +%%s%%N); "
-			       "dmsetup load " LV_DM " < /tmp/chorus-err.table && "
-			       "dmsetup resume " LV_DM " || { pkill -CONT -x chorusd; exit 1; }; "
+			       DISK_FAILS " || { pkill -CONT -x chorusd; exit 1; }; "
 			       "a=$(wc -l < %s); sleep 1; b=$(wc -l < %s); "
 			       CUT_1_FROM_2("add") "; "
 			       "for i in $(seq 12); do s=$(%s --json volume status " VOL " | jq -r "
@@ -112,8 +118,7 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_then_the_last_member_is_cut_off, 900)
 	verify_on(2);
 	ASSERT_EQ(0, rl_on(1, CUT_1_FROM_2("del")));
 	verify_on(1);
-	EXPECT_EQ(0, rl_on(1, "dmsetup load " LV_DM " < /tmp/chorus-lv.table && "
-			   "dmsetup resume " LV_DM));
+	EXPECT_EQ(0, rl_on(1, DISK_WORKS));
 	node_1_gets_a_new_disk(_metadata, self);
 }
 
@@ -136,9 +141,7 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_chorusd_stopped_past_the_lease_nothing_
 
 	create_healthy();
 	ASSERT_EQ(0, cl_query(self, VOL, epoch1, sizeof(epoch1), ".owner.epoch"));
-	ASSERT_EQ(0, rl_on(1, "dmsetup table " LV_DM " > /tmp/chorus-lv.table && "
-			   "echo \"0 $(blockdev --getsz /dev/mapper/" LV_DM ") error\" "
-			   "> /tmp/chorus-err.table"));
+	ASSERT_EQ(0, rl_on(1, SAVE_TABLES));
 	start_writer(1, 100);
 	/*
 	 * One command in vm1: chorusd stops, the disk fails; a second later
@@ -147,8 +150,7 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_chorusd_stopped_past_the_lease_nothing_
 	 */
 	ASSERT_EQ(0, rl_on_out(1, out, sizeof(out),
 			       "pkill -STOP -x chorusd; "
-			       "dmsetup load " LV_DM " < /tmp/chorus-err.table && "
-			       "dmsetup resume " LV_DM " || { pkill -CONT -x chorusd; exit 1; }; "
+			       DISK_FAILS " || { pkill -CONT -x chorusd; exit 1; }; "
 			       "sleep 1; a=$(wc -l < %s); sleep 4; b=$(wc -l < %s); "
 			       "h=$(%s --json volume status " VOL " | jq -r .disk_held); "
 			       "echo $a $b $h", self->acked, self->acked, rl_ctl()));
@@ -177,8 +179,7 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_chorusd_stopped_past_the_lease_nothing_
 	TH_LOG("acknowledged: %d by the take-over's check, %d now", later, lines_of(self->acked));
 
 	/* Node 1's failed disk, read raw, holds every write acknowledged before. */
-	EXPECT_EQ(0, rl_on(1, "dmsetup load " LV_DM " < /tmp/chorus-lv.table && "
-			   "dmsetup resume " LV_DM));
+	EXPECT_EQ(0, rl_on(1, DISK_WORKS));
 	EXPECT_EQ(0, rl_on_out(1, out, sizeof(out), "python3 %s verify /dev/mapper/" LV_DM
 			       " %s 2>&1", self->writer, acked_before))
 		TH_LOG("a write acknowledged while node 1 was a member is not on its disk: %s",
@@ -191,6 +192,75 @@ TEST_F_TIMEOUT(cluster, owner_disk_fails_chorusd_stopped_past_the_lease_nothing_
 	verify_on(1);
 	run("rm -f %s", acked_before);
 	node_1_gets_a_new_disk(_metadata, self);
+}
+
+/*
+ * Every disk of the volume fails: node 2's (recorded out of date, the
+ * writer goes on), then node 1's, the owner's and the last copy. No write
+ * stands (the writer stops on an error), etcd keeps node 1 the write set's
+ * only member and the owner. Node 1's disk then works again and a person
+ * does what the admin guide says ("Every disk of the volume failed"): on
+ * node 1, while the volume stays open and attached, `volume role VOL
+ * replica` and `volume attach-disk VOL --backing` the same device. chorusd
+ * does the rest: the key of the old epoch given up, taken again at a new
+ * one, node 1 the owner with every acknowledged write. Node 2 gets a new
+ * disk, copied in full.
+ */
+TEST_F_TIMEOUT(cluster, every_disk_failed_the_last_returns_after_repair, 900)
+{
+	char out[512], epoch1[32], filter[128], dev[64];
+	int acked, i;
+
+	create_healthy();
+	ASSERT_EQ(0, cl_query(self, VOL, epoch1, sizeof(epoch1), ".owner.epoch"));
+	ASSERT_EQ(0, rl_on(1, SAVE_TABLES));
+	ASSERT_EQ(0, rl_on(2, SAVE_TABLES));
+	__dev_of(_metadata, 1, VOL, dev, sizeof(dev));
+	start_writer(1, 100);
+
+	ASSERT_EQ(0, rl_on(2, DISK_FAILS));
+	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.out_of_date | map(tostring) | join(\",\")",
+			    "2", 60)) TH_LOG("node 2's failed disk not recorded out of date");
+	EXPECT_TRUE(writer_goes_on(self->acked, 5)) TH_LOG("node 1's writes stopped");
+
+	ASSERT_EQ(0, rl_on(1, DISK_FAILS));
+	for (i = 0; i < scaled(30) * 2 && !rl_on(1, "pgrep -f 'ack_writer[.]py' >/dev/null"); i++)
+		usleep(500 * 1000);
+	EXPECT_GT(scaled(30) * 2, i) TH_LOG("the writer still runs with no disk left");
+	acked = lines_of(self->acked);
+	EXPECT_NE(0, rl_on(1, "dd if=%s of=/dev/null bs=4k count=1 iflag=direct status=none",
+			   dev)) TH_LOG("a read with no disk left succeeded");
+	EXPECT_NE(0, rl_on(1, "dd if=/dev/zero of=%s bs=4k count=1 seek=4000 oflag=direct "
+			   "status=none", dev)) TH_LOG("a write with no disk left succeeded");
+	/* For seconds: node 1 still the member and the owner at its epoch, nothing acked. */
+	sleep(5);
+	EXPECT_TRUE(cl_wait(self, VOL, ".write_set.members | map(tostring) | join(\",\")", "1",
+			    10)) TH_LOG("etcd lost the last disk's membership");
+	EXPECT_TRUE(cl_wait(self, VOL, ".owner.node_id", "1", 10));
+	EXPECT_TRUE(cl_wait(self, VOL, ".owner.epoch | tostring", epoch1, 10));
+	EXPECT_EQ(acked, lines_of(self->acked)) TH_LOG("a write stood with no disk");
+	TH_LOG("%d writes acknowledged before the last disk failed", acked);
+
+	/* The repair: the disk works again; the admin guide's two commands. */
+	ASSERT_EQ(0, rl_on(1, DISK_WORKS));
+	ASSERT_EQ(0, rl_on_out(1, out, sizeof(out), "c=%s; $c volume role " VOL " replica 2>&1 && "
+			       "$c volume attach-disk " VOL " --backing $($c --json volume status "
+			       VOL " | jq -r .backing) 2>&1", rl_ctl())) TH_LOG("%s", out);
+	snprintf(filter, sizeof(filter), ".owner.node_id == 1 and .owner.epoch > %s", epoch1);
+	ASSERT_TRUE(cl_wait(self, VOL, filter, "true", 60))
+		TH_LOG("node 1 does not own the volume again at a newer epoch");
+	EXPECT_EQ(0, run("grep -q 'given up: this node stepped down at it' %s/cluster/vm1/chorusd.log",
+			 getenv("LAB_DIR")));
+	verify_on(1);
+	verify_on(2);
+	fio_on(1, "--rw=randwrite --bs=4k --size=1M --verify=crc32c");
+
+	EXPECT_EQ(0, rl_on(2, DISK_WORKS));
+	ASSERT_EQ(0, run_out(out, sizeof(out), "%s cluster volume replace-disk " VOL
+			     " --node 2 --wait %d 2>/dev/null | tail -c 60", self->ctl,
+			     scaled(120))) TH_LOG("%s", out);
+	EXPECT_TRUE(cl_wait(self, VOL, ".health", "healthy", 60));
+	replicas_identical();
 }
 
 CHORUS_HARNESS_MAIN

@@ -495,13 +495,15 @@ TEST_F_TIMEOUT(disk, replica_disk_flakey_detached_once, 300)
  * the reason. vm2 leaves the write set and vm1 acknowledges writes alone.
  * Then vm1's disk fails too: no copy is left to take a write or serve a
  * read, and both fail with an I/O error (nothing is acknowledged that no
- * disk has). vm1's disk comes back: the volume is detached and attached
- * again on it (its metadata as at the failure: vm2 out of date), vm1 owns
- * it at epoch 7, and every write it acknowledged alone reads back.
+ * disk has). vm1's disk comes back and is attached again in place, as the
+ * admin guide says, while the volume stays open (an opener holds it):
+ * `volume role VOL replica`, `volume attach-disk` of the same device (the
+ * holder that claimed it claims it again; its data is kept, every peer's
+ * slot marked for a full resync: vm2 stays out of date), vm1 owns it at
+ * epoch 7, and every write it acknowledged alone reads back.
  */
 TEST_F_TIMEOUT(disk, replica_metadata_error_then_no_disk_left, 300)
 {
-	static const int peer[] = { PEER };
 	char out[512];
 
 	ASSERT_EQ(0, rl_on(PEER, "printf '0 131072 linear /dev/vdb 0\\n131072 131072 error\\n' | "
@@ -533,16 +535,21 @@ TEST_F_TIMEOUT(disk, replica_metadata_error_then_no_disk_left, 300)
 			       rl_ctl()));
 	EXPECT_NE(NULL, strstr(out, "no other up-to-date member")) TH_LOG("vm1 said: %s", out);
 
-	/* vm1's disk is back: attached again, it owns with what it acked. */
+	/* vm1's disk is back: attached again in place, it owns with what it acked. */
 	ASSERT_EQ(0, dm_swap(1, DM_LINEAR));
-	rl_node_down(1);
-	ASSERT_EQ(0, rl_node_reattach(1, peer, 1));
-	ASSERT_EQ(0, rl_on(1, "%s volume role " VOL " owner --epoch %d >/dev/null", rl_ctl(),
-			   EPOCH + 2));
+	ASSERT_EQ(0, rl_on(1, "setsid sleep 6001 </dev/chorus0 >/dev/null 2>&1 &"));
+	EXPECT_EQ(0, rl_on_out(1, out, sizeof(out), "%s volume role " VOL " replica 2>&1 && "
+			       "%s volume attach-disk " VOL " --backing /dev/mapper/chorus-bk 2>&1",
+			       rl_ctl(), rl_ctl())) TH_LOG("vm1 said: %s", out);
+	ASSERT_EQ(0, rl_on_out(1, out, sizeof(out), "%s volume role " VOL " owner --epoch %d 2>&1",
+			       rl_ctl(), EPOCH + 2)) TH_LOG("vm1 said: %s", out);
+	volume_field(1, "state", out, sizeof(out));
+	EXPECT_STRNE("failed", out);
 	EXPECT_EQ(0, rl_on(1, RL_FIO ALONE_WRITES " --do_verify=1 --verify_only >/dev/null"))
 		TH_LOG("a write vm1 acknowledged alone is lost");
 	rl_peer_field(1, PEER, "repl_state", out, sizeof(out));
 	EXPECT_STREQ("out-of-date", out);
+	EXPECT_EQ(0, rl_on(1, "pkill -f 'sleep 600[1]'")) TH_LOG("the opener did not hold on");
 }
 
 /* vm1's disk with its data area working and its metadata area failing. */
