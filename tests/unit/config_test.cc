@@ -272,14 +272,21 @@ TEST(Config, ClusterTimingIsChecked) {
                 "^test\\.conf:5: 'lease_margin_ms' \\(3000\\) must be at most half of lease_ttl");
     ExpectError(std::string(kClusterOnly) + "keepalive_ms = 4500\n",
                 "^test\\.conf:5: 'keepalive_ms' \\(4500\\) plus lease_margin_ms must be below");
-    EXPECT_EQ(c.cluster->etcd_attempt_timeout_ms, 2000u);                    // at most 2000
-    EXPECT_EQ(Parse(kClusterOnly).cluster->etcd_attempt_timeout_ms, 1000u);  // the keepalive
-    EXPECT_EQ(Parse(std::string(kClusterOnly) + "lease_ttl = 20\netcd_attempt_timeout_ms = 8000\n")
+    // Default: 2000 or keepalive_ms, whichever is less, never refused.
+    EXPECT_EQ(
+        Parse(std::string(kClusterOnly) + "lease_ttl = 20\n").cluster->etcd_attempt_timeout_ms,
+        2000u);
+    EXPECT_EQ(Parse(kClusterOnly).cluster->etcd_attempt_timeout_ms, 1000u);
+    EXPECT_EQ(Parse(std::string(kClusterOnly) +
+                    "lease_ttl = 2\nlease_margin_ms = 100\nkeepalive_ms = 1500\n")
                   .cluster->etcd_attempt_timeout_ms,
-              8000u);
-    ExpectError(std::string(kClusterOnly) + "etcd_attempt_timeout_ms = 3000\n",
-                "^test\\.conf:5: 'etcd_attempt_timeout_ms' \\(3000\\) must be at most half of "
-                "lease_ttl \\(5 s\\): a call to etcd has that long$");
+              1500u);
+    EXPECT_EQ(Parse(std::string(kClusterOnly) + "lease_ttl = 20\netcd_attempt_timeout_ms = 5000\n")
+                  .cluster->etcd_attempt_timeout_ms,
+              5000u);
+    ExpectError(std::string(kClusterOnly) + "etcd_attempt_timeout_ms = 1500\n",
+                "^test\\.conf:5: 'etcd_attempt_timeout_ms' \\(1500\\) must be at most a quarter of "
+                "lease_ttl \\(5 s\\): a call to etcd has half of it, time for two members$");
     ExpectError(std::string(kClusterOnly) + "etcd_attempt_timeout_ms = 50\n",
                 "^test\\.conf:5: 'etcd_attempt_timeout_ms': 50 is not in 100\\.\\.30000$");
     ExpectError(std::string(kClusterOnly) + "state_file = \"run/x\"\n",

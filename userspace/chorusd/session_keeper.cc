@@ -13,8 +13,8 @@ EtcdOptions DaemonEtcdOptions(const ClusterConfig& cluster, const Logger& log) {
     EtcdOptions o;
     o.endpoints = cluster.etcd;
     o.tls = {cluster.etcd_ca_file, cluster.etcd_cert_file, cluster.etcd_key_file};
-    // A call must not outlast a lease: half the TTL, each attempt within it
-    // (the config checks that).
+    // A call must not outlast a lease: half the TTL; an attempt is cut to
+    // the call's time left (the config keeps a given one to half a call).
     o.attempt_timeout = std::chrono::milliseconds(cluster.etcd_attempt_timeout_ms);
     o.call_timeout = std::chrono::milliseconds(cluster.lease_ttl_s * 1000 / 2);
     o.connect_timeout = std::min(o.connect_timeout, o.attempt_timeout);

@@ -226,16 +226,21 @@ void ParseTiming(ConfigTable& t, ClusterConfig& c) {
         t.Fail(t.Line("keepalive_ms"), "'keepalive_ms' (" + std::to_string(c.keepalive_ms) +
                                            ") plus lease_margin_ms must be below lease_ttl (" +
                                            std::to_string(c.lease_ttl_s) + " s)");
-    // A call to etcd has half the TTL (DaemonEtcdOptions): one attempt must
-    // fit in it, or a slow member would use up a call alone.
-    c.etcd_attempt_timeout_ms =
-        static_cast<uint32_t>(t.Integer("etcd_attempt_timeout_ms", 100, 30000)
-                                  .value_or(std::min<uint32_t>(2000, c.keepalive_ms)));
-    if (c.etcd_attempt_timeout_ms > c.lease_ttl_s * 1000 / 2)
-        t.Fail(t.Line("etcd_attempt_timeout_ms"),
-               "'etcd_attempt_timeout_ms' (" + std::to_string(c.etcd_attempt_timeout_ms) +
-                   ") must be at most half of lease_ttl (" + std::to_string(c.lease_ttl_s) +
-                   " s): a call to etcd has that long");
+    // A call to etcd has half the TTL (DaemonEtcdOptions) and starts with
+    // the member that answered last: a value given must leave time for a
+    // second member, or a hung one would use up every call alone. The
+    // default (2000, or keepalive_ms if less) is as it always was; the
+    // client cuts an attempt to the call's time left.
+    c.etcd_attempt_timeout_ms = std::min<uint32_t>(2000, c.keepalive_ms);
+    if (auto given = t.Integer("etcd_attempt_timeout_ms", 100, 30000)) {
+        c.etcd_attempt_timeout_ms = static_cast<uint32_t>(*given);
+        if (c.etcd_attempt_timeout_ms > c.lease_ttl_s * 1000 / 4)
+            t.Fail(t.Line("etcd_attempt_timeout_ms"),
+                   "'etcd_attempt_timeout_ms' (" + std::to_string(c.etcd_attempt_timeout_ms) +
+                       ") must be at most a quarter of lease_ttl (" +
+                       std::to_string(c.lease_ttl_s) +
+                       " s): a call to etcd has half of it, time for two members");
+    }
 }
 
 // [cluster]'s peer secret: an absolute path to a file ReadPeerSecret takes

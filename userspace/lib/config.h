@@ -54,7 +54,8 @@ struct ClusterConfig {
     uint32_t lease_margin_ms = 1000;  // the kernel deadline is this much before the lease's end
     uint32_t keepalive_ms = 1000;     // default: a fifth of the TTL
     // One request to one etcd member before the next is tried (EtcdOptions::
-    // attempt_timeout); default: 2000 or keepalive_ms, whichever is less.
+    // attempt_timeout); default: 2000 or keepalive_ms, whichever is less;
+    // a value given is at most a quarter of the TTL.
     uint32_t etcd_attempt_timeout_ms = 1000;
     std::string state_file = "/run/chorus/session.json";  // the lease to adopt after a restart
     // Replication: where this node listens and its peers dial it. Empty:

@@ -299,7 +299,7 @@ FIXTURE_SETUP(cluster)
 	 * The debug kernel's etcd answers slower: chorusctl's attempts, etcd's
 	 * timing and chorusd's attempts (cluster_node) scale with the waits.
 	 */
-	snprintf(out, sizeof(out), "%u", scaled(2000));
+	snprintf(out, sizeof(out), "%u", scaled(2000) < 30000 ? scaled(2000) : 30000);
 	setenv("CHORUS_ETCD_TIMEOUT_MS", out, 1);
 	run("mkdir -p %s/cluster && echo %u > %s/cluster/timeout-scale", lab, scaled(1), lab);
 	snprintf(self->node, sizeof(self->node), "%s/tests/selftests/cluster_node", chorus_src());

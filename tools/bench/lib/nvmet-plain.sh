@@ -56,14 +56,20 @@ nvmet_plain_teardown() {
 		! grep -q '^brd ' /proc/modules || rmmod brd" || true
 }
 
-# nvmet_plain_check TRANSPORT SOURCE: whether the exporting node has what the target needs.
+# nvmet_plain_check TRANSPORT SOURCE: whether the exporting node has nvmet (and brd for a
+# ramdisk), the other node the NVMe host, and for RDMA both an RDMA device.
 nvmet_plain_check() {
-	local tr=$1 src=$2 node=1 mods
+	local tr=$1 src=$2 exporter=1 mods node
 	mods="nvmet-$tr"
 	[[ $src == ram ]] && mods+=" brd"
-	[[ $src == disk ]] && node=2
-	on "$node" -- "modinfo -F name $mods >/dev/null" || { echo "node $node: $mods missing"; return 1; }
+	[[ $src == disk ]] && exporter=2
+	on "$exporter" -- "modinfo -F name $mods >/dev/null" ||
+		{ echo "node $exporter: $mods missing"; return 1; }
+	on "$((3 - exporter))" -- "modinfo -F name nvme-$tr >/dev/null" ||
+		{ echo "node $((3 - exporter)): nvme-$tr missing"; return 1; }
 	if [[ $tr == rdma ]]; then
-		on "$node" -- "rdma link show | grep -q ." || { echo "no RDMA device on node $node"; return 1; }
+		for node in 1 2; do
+			on "$node" -- "rdma link show | grep -q ." || { echo "no RDMA device on node $node"; return 1; }
+		done
 	fi
 }
