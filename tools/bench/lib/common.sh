@@ -46,16 +46,25 @@ fio_cmd() {
 	printf -- '--randrepeat=0 --norandommap --output-format=json %s' "${ROW_ARGS[$2]}"
 }
 
-# measure NODE DEV ROW RUNTIME OUTPREFIX: one measured fio run on NODE, while both nodes sample
-# their CPU time in the middle of it (lib/cpustat). Writes OUTPREFIX.json and OUTPREFIX.cpu-vmN.
-measure() {
-	local node=$1 dev=$2 row=$3 rt=$4 out=$5 margin window n pids=() rc=0
+# sampled_run NODE DEV ROW RUNTIME OUTPREFIX SAMPLER: one fio run on NODE while both nodes run
+# SAMPLER over its middle: "cpustat" (lib/cpustat, OUTPREFIX.cpu-vmN) or "perf" (a flat profile,
+# OUTPREFIX.profile-vmN). Writes OUTPREFIX.json and OUTPREFIX.stderr.
+sampled_run() {
+	local node=$1 dev=$2 row=$3 rt=$4 out=$5 sampler=$6 margin window n cmd suffix pids=() rc=0
 	margin=$((rt >= 8 ? 2 : (rt + 3) / 4))
 	window=$((rt - 2 * margin))
-	((window >= 1)) || bench_die "runtime $rt s is too short to sample CPU time"
+	((window >= 1)) || bench_die "runtime $rt s is too short to sample over its middle"
+	if [[ $sampler == cpustat ]]; then
+		cmd="sh tools/bench/lib/cpustat $margin $window" suffix=cpu
+	else
+		cmd="sleep $margin
+			perf record -q -e cpu-clock -a -o /tmp/bench-perf.data -- sleep $window >/dev/null 2>&1 &&
+			perf report -q -i /tmp/bench-perf.data --stdio --sort dso,sym --percent-limit 0.01 |
+				grep -v '^\$' | head -300; rc=\$?; rm -f /tmp/bench-perf.data; exit \$rc"
+		suffix=profile
+	fi
 	for n in 1 2; do
-		on "$n" --timeout $((rt + 120)) -- "sh tools/bench/lib/cpustat $margin $window" \
-			> "$out.cpu-vm$n" 2>&1 &
+		on "$n" --timeout $((rt + 300)) -- "$cmd" > "$out.$suffix-vm$n" 2>&1 &
 		pids+=($!)
 	done
 	on "$node" --timeout $((rt + 300)) -- "$(fio_cmd "$dev" "$row" "$rt")" \
@@ -64,26 +73,14 @@ measure() {
 	return "$rc"
 }
 
+# measure NODE DEV ROW RUNTIME OUTPREFIX: one measured fio run on NODE, while both nodes sample
+# their CPU time in the middle of it (lib/cpustat).
+measure() { sampled_run "$@" cpustat; }
+
 # profile NODE DEV ROW RUNTIME OUTPREFIX: one more fio run, not counted in the figures, with a
-# flat CPU profile of both nodes over its middle (perf's cpu-clock: TCG has no PMU). Writes
-# OUTPREFIX.json and OUTPREFIX.profile-vmN: the 300 symbols with the most samples (above 0.01 %),
-# with their module ([chorus], [drbd], [kernel.kallsyms], ...). Under TCG most samples land in
-# the idle loop whatever the load (stop 50: 97 % in native_safe_halt on a guest /proc/stat
-# called half busy), so the report counts the busy samples only.
-profile() {
-	local node=$1 dev=$2 row=$3 rt=$4 out=$5 margin window n pids=() rc=0
-	margin=$((rt >= 8 ? 2 : (rt + 3) / 4))
-	window=$((rt - 2 * margin))
-	for n in 1 2; do
-		on "$n" --timeout $((rt + 300)) -- "sleep $margin
-			perf record -q -e cpu-clock -a -o /tmp/bench-perf.data -- sleep $window >/dev/null 2>&1
-			perf report -q -i /tmp/bench-perf.data --stdio --sort dso,sym --percent-limit 0.01 2>&1 |
-				grep -v '^\$' | head -300
-			rm -f /tmp/bench-perf.data" > "$out.profile-vm$n" 2>&1 &
-		pids+=($!)
-	done
-	on "$node" --timeout $((rt + 300)) -- "$(fio_cmd "$dev" "$row" "$rt")" \
-		> "$out.json" 2> "$out.stderr" || rc=$?
-	for n in "${pids[@]}"; do wait "$n" || rc=1; done
-	return "$rc"
-}
+# flat CPU profile of both nodes over its middle (perf's cpu-clock: TCG has no PMU): the 300
+# symbols with the most samples (above 0.01 %), with their module ([chorus], [drbd],
+# [kernel.kallsyms], ...). Under TCG most samples land in the idle loop whatever the load
+# (stop 50: 97 % in native_safe_halt on a guest /proc/stat called half busy), so the report
+# counts the busy samples only; for real machines.
+profile() { sampled_run "$@" perf; }
