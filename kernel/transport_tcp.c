@@ -2,11 +2,12 @@
 /*
  * chorus - replicated block storage: the TCP transport.
  *
- * Kernel sockets with TCP_NODELAY. A header goes out with kernel_sendmsg();
- * data pages follow with kernel_sendpage(), so bio pages are never copied
- * (nvme-tcp does the same). Each connection has a receive thread that reads
- * a header, checks it, reads the payload into fresh pages and hands the
- * message to chorus_conn_recv(). The listener is a thread blocked in
+ * Kernel sockets with TCP_NODELAY. A message goes out under one hold of the
+ * socket lock: the header with kernel_sendmsg_locked(), data pages with
+ * kernel_sendpage_locked(), so bio pages are never copied (nvme-tcp sends
+ * pages the same way). Each connection has a receive thread that reads a
+ * header, checks it, reads the payload into fresh pages (16 per call) and
+ * hands the message to chorus_conn_recv(). The listener is a thread blocked in
  * accept; each accepted socket is handed to chorus_handshake_accepted() on
  * chorus_accept_wq.
  */
@@ -62,15 +63,15 @@ static int chorus_tcp_connect(struct chorus_conn *conn,
 	return 0;
 }
 
-static int chorus_tcp_send_buf(struct socket *sock, const void *buf,
-			       size_t len, int flags)
+static int chorus_tcp_send_buf(struct sock *sk, const void *buf, size_t len,
+			       int flags)
 {
 	struct kvec iov = { .iov_base = (void *)buf, .iov_len = len };
 	struct msghdr msg = { .msg_flags = flags | MSG_NOSIGNAL };
 	int ret;
 
 	while (iov.iov_len) {
-		ret = kernel_sendmsg(sock, &msg, &iov, 1, iov.iov_len);
+		ret = kernel_sendmsg_locked(sk, &msg, &iov, 1, iov.iov_len);
 		if (ret <= 0)
 			return ret ? ret : -ECONNRESET;
 		iov.iov_base += ret;
@@ -79,7 +80,7 @@ static int chorus_tcp_send_buf(struct socket *sock, const void *buf,
 	return 0;
 }
 
-static int chorus_tcp_send_page(struct socket *sock, struct page *page,
+static int chorus_tcp_send_page(struct sock *sk, struct page *page,
 				int offset, size_t len, int flags)
 {
 	int ret;
@@ -88,9 +89,9 @@ static int chorus_tcp_send_page(struct socket *sock, struct page *page,
 	while (len) {
 		/* Slab pages must not be referenced by the stack's skbs. */
 		if (sendpage_ok(page))
-			ret = kernel_sendpage(sock, page, offset, len, flags);
+			ret = kernel_sendpage_locked(sk, page, offset, len, flags);
 		else
-			ret = sock_no_sendpage(sock, page, offset, len, flags);
+			ret = sock_no_sendpage_locked(sk, page, offset, len, flags);
 		if (ret <= 0)
 			return ret ? ret : -ECONNRESET;
 		offset += ret;
@@ -99,50 +100,77 @@ static int chorus_tcp_send_page(struct socket *sock, struct page *page,
 	return 0;
 }
 
-static int chorus_tcp_send(struct chorus_conn *conn,
-			   const struct chorus_wire_hdr *hdr, const void *body,
-			   const struct chorus_msg_data *data)
+/*
+ * Flags for a data page: one followed by more of the same message is not
+ * pushed at all (nvme-tcp's MSG_SENDPAGE_NOTLAST); the last one of a
+ * message with more messages behind it is pushed corked (MSG_MORE).
+ */
+static int chorus_tcp_piece_flags(bool left, bool batch)
 {
-	struct socket *sock = conn->sock;
-	u32 body_len = body ? le32_to_cpu(hdr->payload_len) : 0;
-	bool more = data && data->len;
-	bool batch = data && data->more;
+	if (left)
+		return MSG_MORE | MSG_SENDPAGE_NOTLAST;
+	return batch ? MSG_MORE : 0;
+}
+
+static int chorus_tcp_send_data(struct sock *sk,
+				const struct chorus_msg_data *data, bool batch)
+{
+	unsigned int i, left = data->len;
 	struct req_iterator iter;
 	struct bio_vec bv;
-	unsigned int i, left;
 	int ret;
 
-	ret = chorus_tcp_send_buf(sock, hdr, sizeof(*hdr),
-				  (body_len || more || batch) ? MSG_MORE : 0);
-	if (!ret && body_len)
-		ret = chorus_tcp_send_buf(sock, body, body_len,
-					  (more || batch) ? MSG_MORE : 0);
-	if (ret || !more)
-		return ret;
-
 	if (data->rq) {
-		left = data->len;
 		rq_for_each_segment(bv, data->rq, iter) {
 			left -= bv.bv_len;
-			ret = chorus_tcp_send_page(sock, bv.bv_page,
-						   bv.bv_offset, bv.bv_len,
-						   (left || batch) ? MSG_MORE : 0);
+			ret = chorus_tcp_send_page(sk, bv.bv_page, bv.bv_offset,
+						   bv.bv_len,
+						   chorus_tcp_piece_flags(left, batch));
 			if (ret)
 				return ret;
 		}
 		return 0;
 	}
-	left = data->len;
 	for (i = 0; left; i++) {
 		size_t n = min_t(size_t, left, PAGE_SIZE);
 
 		left -= n;
-		ret = chorus_tcp_send_page(sock, data->pages[i], 0, n,
-					   (left || batch) ? MSG_MORE : 0);
+		ret = chorus_tcp_send_page(sk, data->pages[i], 0, n,
+					   chorus_tcp_piece_flags(left, batch));
 		if (ret)
 			return ret;
 	}
 	return 0;
+}
+
+/*
+ * A message goes out under one hold of the socket lock (the locked
+ * variants of sendmsg and sendpage, as kTLS uses them): taking and
+ * releasing it, and processing the backlog at each release, once per
+ * message instead of once per page. A send that waits for buffer space
+ * releases the lock while it waits (sk_stream_wait_memory()), so the
+ * receive path and tcp_abort() are not held up.
+ */
+static int chorus_tcp_send(struct chorus_conn *conn,
+			   const struct chorus_wire_hdr *hdr, const void *body,
+			   const struct chorus_msg_data *data)
+{
+	struct sock *sk = conn->sock->sk;
+	u32 body_len = body ? le32_to_cpu(hdr->payload_len) : 0;
+	bool more = data && data->len;
+	bool batch = data && data->more;
+	int ret;
+
+	lock_sock(sk);
+	ret = chorus_tcp_send_buf(sk, hdr, sizeof(*hdr),
+				  (body_len || more || batch) ? MSG_MORE : 0);
+	if (!ret && body_len)
+		ret = chorus_tcp_send_buf(sk, body, body_len,
+					  (more || batch) ? MSG_MORE : 0);
+	if (!ret && more)
+		ret = chorus_tcp_send_data(sk, data, batch);
+	release_sock(sk);
+	return ret;
 }
 
 static int chorus_tcp_recv_buf(struct socket *sock, void *buf, size_t len)
@@ -192,34 +220,71 @@ static int chorus_tcp_peer_addr(struct chorus_conn *conn,
 	return ret < 0 ? ret : 0;
 }
 
-/* Read a payload into fresh pages; on success the caller owns them. */
+/* Pages a payload is read into per call: a bvec array on the stack. */
+#define CHORUS_TCP_RECV_PAGES	16
+
+/* Read @len bytes into @pages, each full but the last, a batch per call. */
+static int chorus_tcp_recv_pages(struct socket *sock, struct page **pages,
+				 u32 len)
+{
+	struct bio_vec bvec[CHORUS_TCP_RECV_PAGES];
+	struct msghdr msg = { .msg_flags = MSG_WAITALL | MSG_NOSIGNAL };
+	unsigned int nr;
+	size_t want;
+	int ret;
+
+	while (len) {
+		want = 0;
+		for (nr = 0; nr < CHORUS_TCP_RECV_PAGES && len > want; nr++) {
+			size_t n = min_t(size_t, len - want, PAGE_SIZE);
+
+			bvec_set_page(&bvec[nr], pages[nr], n, 0);
+			want += n;
+		}
+		iov_iter_bvec(&msg.msg_iter, ITER_DEST, bvec, nr, want);
+		ret = sock_recvmsg(sock, &msg, msg.msg_flags);
+		if (ret != want)
+			return ret < 0 ? ret : -ECONNRESET;
+		pages += nr;
+		len -= want;
+	}
+	return 0;
+}
+
+/*
+ * Read a payload into fresh pages, taken from the page allocator's bulk
+ * path; on success the caller owns them.
+ */
 static int chorus_tcp_recv_payload(struct socket *sock, u32 len,
 				   struct page ***pagesp, unsigned int *nrp)
 {
 	unsigned int nr = DIV_ROUND_UP(len, PAGE_SIZE), i;
 	struct page **pages;
-	int ret = 0;
+	int ret;
 
 	pages = kcalloc(nr, sizeof(*pages), GFP_NOIO);
 	if (!pages)
 		return -ENOMEM;
-	for (i = 0; i < nr && !ret; i++) {
-		size_t n = min_t(size_t, len - i * PAGE_SIZE, PAGE_SIZE);
-
-		pages[i] = alloc_page(GFP_NOIO);
-		if (!pages[i]) {
-			ret = -ENOMEM;
-			break;
+	if (alloc_pages_bulk_array(GFP_NOIO, nr, pages) < nr) {
+		for (i = 0; i < nr; i++) {
+			if (!pages[i])
+				pages[i] = alloc_page(GFP_NOIO);
+			if (!pages[i]) {
+				ret = -ENOMEM;
+				goto free_pages;
+			}
 		}
-		ret = chorus_tcp_recv_buf(sock, page_address(pages[i]), n);
 	}
-	if (ret) {
-		chorus_pages_free(pages, nr);
-		return ret;
-	}
+	ret = chorus_tcp_recv_pages(sock, pages, len);
+	if (ret)
+		goto free_pages;
 	*pagesp = pages;
 	*nrp = nr;
 	return 0;
+
+free_pages:
+	chorus_pages_free(pages, nr);
+	return ret;
 }
 
 static int chorus_tcp_rx_thread(void *data)
