@@ -385,7 +385,9 @@ TEST_F_TIMEOUT(repl, link_flap_and_netem_under_fio, 300)
 		ASSERT_EQ(0, peer_run("%s; sleep 1; %s", variant->cut, variant->heal));
 		sleep(2);
 	}
-	ASSERT_EQ(0, peer_run("%s; sleep 5; %s", variant->cut, variant->heal));
+	/* Outlasts the ping timeout (3 s times rl_scale(), __rl_node_setup()). */
+	ASSERT_EQ(0, peer_run("%s; sleep %u; %s", variant->cut, 3 * rl_scale() + 2,
+			      variant->heal));
 	ASSERT_EQ(fio, waitpid(fio, &status, 0));
 	self->env.npids = 0;
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
