@@ -47,8 +47,9 @@ fio_cmd() {
 }
 
 # sampled_run NODE DEV ROW RUNTIME OUTPREFIX SAMPLER: one fio run on NODE while both nodes run
-# SAMPLER over its middle: "cpustat" (lib/cpustat, OUTPREFIX.cpu-vmN) or "perf" (a flat profile,
-# OUTPREFIX.profile-vmN). Writes OUTPREFIX.json and OUTPREFIX.stderr.
+# SAMPLER over its middle: "cpustat" (lib/cpustat, OUTPREFIX.cpu-vmN), "perf" (a flat profile,
+# OUTPREFIX.profile-vmN) or "sched" (lib/schedtrace, OUTPREFIX.sched-vmN). Writes OUTPREFIX.json
+# and OUTPREFIX.stderr.
 sampled_run() {
 	local node=$1 dev=$2 row=$3 rt=$4 out=$5 sampler=$6 margin window n cmd suffix pids=() rc=0
 	margin=$((rt >= 8 ? 2 : (rt + 3) / 4))
@@ -56,6 +57,8 @@ sampled_run() {
 	((window >= 1)) || bench_die "runtime $rt s is too short to sample over its middle"
 	if [[ $sampler == cpustat ]]; then
 		cmd="sh tools/bench/lib/cpustat $margin $window" suffix=cpu
+	elif [[ $sampler == sched ]]; then
+		cmd="sh tools/bench/lib/schedtrace $margin $window" suffix=sched
 	else
 		cmd="sleep $margin
 			perf record -q -e cpu-clock -a -o /tmp/bench-perf.data -- sleep $window >/dev/null 2>&1 &&
@@ -84,3 +87,8 @@ measure() { sampled_run "$@" cpustat; }
 # (stop 50: 97 % in native_safe_halt on a guest /proc/stat called half busy), so the report
 # counts the busy samples only; for real machines.
 profile() { sampled_run "$@" perf; }
+
+# trace NODE DEV ROW RUNTIME OUTPREFIX: one more fio run, not counted in the figures, with the
+# scheduler's switches (by the thread switched to) and the work items run (by function) counted
+# on both nodes over its middle (lib/schedtrace): which threads and work items each I/O wakes.
+trace() { sampled_run "$@" sched; }
