@@ -7,7 +7,8 @@
  * kernel_sendpage_locked(), so bio pages are never copied (nvme-tcp sends
  * pages the same way). Each connection has a receive thread that reads a
  * header, checks it, reads the payload into fresh pages (16 per call) and
- * hands the message to chorus_conn_recv(). The listener is a thread blocked in
+ * hands the message to chorus_conn_recv(), under a block plug flushed
+ * whenever the socket is drained. The listener is a thread blocked in
  * accept; each accepted socket is handed to chorus_handshake_accepted() on
  * chorus_accept_wq.
  */
@@ -287,6 +288,23 @@ free_pages:
 	return ret;
 }
 
+/*
+ * The bios of messages that arrive together (a replica's writes) are
+ * submitted under one plug, as DRBD's receiver does, and the plug is
+ * flushed, from here, once the socket has nothing more to read: the backing
+ * device gets them as one batch and completes them together, so that their
+ * acks leave together too. (A plug flushed by schedule() would go out
+ * through kblockd, a hop more.)
+ */
+static void chorus_tcp_unplug_if_drained(struct sock *sk,
+					 struct blk_plug *plug)
+{
+	if (!skb_queue_empty_lockless(&sk->sk_receive_queue))
+		return;
+	blk_finish_plug(plug);
+	blk_start_plug(plug);
+}
+
 static int chorus_tcp_rx_thread(void *data)
 {
 	struct chorus_conn *conn = data;
@@ -294,13 +312,16 @@ static int chorus_tcp_rx_thread(void *data)
 	struct socket *sock = conn->sock;
 	struct chorus_wire_hdr hdr;
 	const char *why = "connection closed";
+	struct blk_plug plug;
 	struct page **pages;
 	unsigned int nr;
 	u32 len;
 	int ret;
 
 	sock->sk->sk_rcvtimeo = MAX_SCHEDULE_TIMEOUT;
+	blk_start_plug(&plug);
 	while (!kthread_should_stop()) {
+		chorus_tcp_unplug_if_drained(sock->sk, &plug);
 		ret = chorus_tcp_recv_buf(sock, &hdr, sizeof(hdr));
 		if (ret)
 			break;
@@ -326,6 +347,7 @@ static int chorus_tcp_rx_thread(void *data)
 		}
 		why = "connection closed";
 	}
+	blk_finish_plug(&plug);
 	chorus_peer_fail(peer, conn->gen, why);
 	chorus_wait_for_stop();
 	return 0;
