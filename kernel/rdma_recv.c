@@ -16,6 +16,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/blkdev.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
 
@@ -261,6 +262,20 @@ int chorus_rdma_recv_sync(struct chorus_conn *conn,
 	return 0;
 }
 
+/*
+ * As over TCP (transport_tcp.c), the bios of messages received together go
+ * to the backing device under one plug, flushed here once no filled buffer
+ * is left to take.
+ */
+static void chorus_rdma_unplug_if_drained(struct chorus_rdma_queue *q,
+					  struct blk_plug *plug)
+{
+	if (!list_empty_careful(&q->rx_done))
+		return;
+	blk_finish_plug(plug);
+	blk_start_plug(plug);
+}
+
 static int chorus_rdma_rx_thread(void *data)
 {
 	struct chorus_conn *conn = data;
@@ -268,11 +283,14 @@ static int chorus_rdma_rx_thread(void *data)
 	struct chorus_peer *peer = conn->peer;
 	const char *why = "connection closed";
 	struct chorus_wire_hdr hdr;
+	struct blk_plug plug;
 	struct page **pages;
 	unsigned int nr;
 	int ret;
 
+	blk_start_plug(&plug);
 	while (!kthread_should_stop()) {
+		chorus_rdma_unplug_if_drained(q, &plug);
 		ret = chorus_rdma_recv_msg(q, MAX_SCHEDULE_TIMEOUT, false,
 					   &why);
 		if (ret == -ETIMEDOUT)
@@ -294,6 +312,7 @@ static int chorus_rdma_rx_thread(void *data)
 		}
 		chorus_rdma_return_credits(q);
 	}
+	blk_finish_plug(&plug);
 	chorus_rdma_kill(q, why);
 	chorus_peer_fail(peer, conn->gen, why);
 	chorus_wait_for_stop();
