@@ -355,7 +355,8 @@ static void chorus_dev_start(struct chorus_volume *vol, struct request *rq)
 }
 
 /*
- * Start the queued requests in the order they came. Our own plug batches
+ * Start the requests queued by chorus_dev_queue_work() (started again from a
+ * completion) in the order they came. Our own plug batches
  * the clones for the backing device; it is flushed when we sleep (an
  * activity log write, a full socket) and at the end.
  */
@@ -402,14 +403,17 @@ void chorus_dev_queue_work(struct request *rq)
 }
 
 /*
- * Called in the submitter's context. With a plug, that is (nearly always)
- * the flush of that very plug: a bio submitted here would be added to the
- * plug being walked, and a sleep would flush it again from schedule(). So
- * then the request goes to the hardware queue's worker. Without a plug,
- * sleeping is allowed (BLK_MQ_F_BLOCKING) and a bio submitted here waits
- * on current->bio_list until the submitter's submit_bio() returns, so the
- * request starts at once; what could wait for such a bio (an activity log
- * transaction, a metadata write) is handed to a work item on the way.
+ * Called in the submitter's context, where sleeping is allowed
+ * (BLK_MQ_F_BLOCKING); the request starts here. With a plug, this is
+ * (nearly always) the flush of that very plug, blk_mq_flush_plug_list()
+ * walking plug->mq_list: a bio submitted here would be added to the list
+ * being walked, and a sleep would flush it again from schedule(). So the
+ * plug is hidden while the request starts: our bios go to the backing
+ * queue (or to current->bio_list), a sleep flushes nothing, and the walk
+ * goes on with the plug as it was. A bio submitted inside someone's
+ * submit_bio() waits on current->bio_list until that returns, so what
+ * could wait for such a bio (an activity log transaction, a metadata
+ * write) is handed to a work item on the way.
  */
 static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 				    const struct blk_mq_queue_data *bd)
@@ -417,6 +421,7 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct chorus_volume *vol = hctx->queue->queuedata;
 	struct request *rq = bd->rq;
 	struct chorus_rq *rqd = blk_mq_rq_to_pdu(rq);
+	struct blk_plug *plug;
 	unsigned int noio;
 
 	switch (req_op(rq)) {
@@ -450,13 +455,12 @@ static blk_status_t chorus_queue_rq(struct blk_mq_hw_ctx *hctx,
 	rqd->start_ns = ktime_get_ns();
 	chorus_rq_reset(rqd);
 
-	if (current->plug) {
-		chorus_dev_queue_work(rq);
-		return BLK_STS_OK;
-	}
+	plug = current->plug;
+	current->plug = NULL;
 	noio = memalloc_noio_save();
 	chorus_dev_start(vol, rq);
 	memalloc_noio_restore(noio);
+	current->plug = plug;
 	return BLK_STS_OK;
 }
 
@@ -759,8 +763,8 @@ void chorus_dev_destroy(struct chorus_volume *vol)
  *
  * Registers the major and creates the I/O workqueue. It may be needed to
  * make progress under memory pressure (writeback to a volume), hence
- * WQ_MEM_RECLAIM; WQ_HIGHPRI because every plugged request passes through
- * it.
+ * WQ_MEM_RECLAIM; WQ_HIGHPRI because a request started again (after a
+ * peer failed, or a failed local read) waits in it.
  *
  * Return: 0 or a negative errno, with nothing left registered.
  */

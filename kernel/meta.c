@@ -58,7 +58,7 @@ static int chorus_meta_rw_block(struct block_device *bdev, sector_t sector,
 	if (current->bio_list) {
 		/*
 		 * Inside someone's submit_bio (a bitmap write of a request
-		 * started from queue_rq without a plug) a bio we submit
+		 * started from queue_rq) a bio we submit
 		 * would only start once that submitter returns, and we
 		 * would wait for it forever: submit it from a work item.
 		 */

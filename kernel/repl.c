@@ -458,8 +458,8 @@ void chorus_repl_restart(struct chorus_volume *vol, struct request *rq)
  * write. On a node that is not the owner, writes and flushes are ordered
  * here too, then forwarded (chorus_fwd_start()); the owner logs them.
  *
- * Context: queue_rq without a plug, or the hardware queue's worker;
- * process context, GFP_NOIO scope; may sleep.
+ * Context: queue_rq (the submitter's plug hidden), or the hardware queue's
+ * worker; process context, GFP_NOIO scope; may sleep.
  */
 void chorus_repl_queue_rq(struct chorus_volume *vol, struct request *rq)
 {
