@@ -32,7 +32,7 @@ VERSION := $(shell grep -m1 -o 'chorus-userspace VERSION [0-9.]*' \
 	$(ROOT)/userspace/CMakeLists.txt | cut -d' ' -f3)
 
 .DEFAULT_GOAL := all
-.PHONY: help all deps module userspace selftests man dkms-source dkms-check lint lint-kernel lint-cpp lint-man \
+.PHONY: help all deps module userspace selftests insn-profile man dkms-source dkms-check lint lint-kernel lint-cpp lint-man \
 	unit fuzz fuzz-check vmtest check check-debug check-all-variants check-cluster check-cluster-rdma debug-kernel module-debug demo bench failover-bench cluster-bench etcd-idle-bench install install-tools deb check-deb clean
 
 help:
@@ -57,6 +57,7 @@ help:
 	@echo '  make fuzz-check  the same for $(FUZZ_CHECK_SECONDS) s each: what make check runs'
 	@echo '  make vmtest     run the VM tests (tests/selftests/run; FILTER=name)'
 	@echo '  make bench      fio: chorus vs bare disk, DRBD and nvmet in 2 VMs'
+	@echo '  make insn-profile  the lab QEMU plugin counting guest instructions per address'
 	@echo '                  -> Documentation/benchmarks.md (BENCH_ARGS=--targets ...)'
 	@echo '  make check-all-variants  the VM tests with every case in every variant (make'
 	@echo '                  check runs a variant only where it changes the case; FILTER=name)'
@@ -83,7 +84,7 @@ help:
 deps:
 	@$(ROOT)/tools/deps
 
-all: module userspace selftests
+all: module userspace selftests insn-profile
 
 module:
 	@test -n "$(KVER)" || { echo 'no 6.1 kernel installed: run make deps'; exit 1; }
@@ -102,6 +103,13 @@ selftests:
 
 man:
 	$(ROOT)/tools/man/build $(BUILD)/man
+
+# The lab's QEMU plugin counting guest instructions per code address (tools/vm/insn-profile).
+insn-profile: $(BUILD)/tools/insn_profile.so
+
+$(BUILD)/tools/insn_profile.so: $(ROOT)/tools/vm/insn-profile/insn_profile.c
+	@mkdir -p $(@D)
+	$(CC) -O2 -g -Wall -Wextra -Werror -fPIC -shared -fvisibility=hidden -pthread -o $@ $<
 
 # What DKMS needs to build chorus.ko for any kernel: Kbuild, kernel/, include/.
 dkms-source:

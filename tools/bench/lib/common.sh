@@ -59,6 +59,8 @@ sampled_run() {
 		cmd="sh tools/bench/lib/cpustat $margin $window" suffix=cpu
 	elif [[ $sampler == sched ]]; then
 		cmd="sh tools/bench/lib/schedtrace $margin $window" suffix=sched
+	elif [[ $sampler == insn ]]; then
+		suffix=insn
 	else
 		cmd="sleep $margin
 			perf record -q -e cpu-clock -a -o /tmp/bench-perf.data -- sleep $window >/dev/null 2>&1 &&
@@ -67,7 +69,11 @@ sampled_run() {
 		suffix=profile
 	fi
 	for n in 1 2; do
-		on "$n" --timeout $((rt + 300)) -- "$cmd" > "$out.$suffix-vm$n" 2>&1 &
+		if [[ $sampler == insn ]]; then
+			insn_window "$n" "$margin" "$window" "$out.$suffix-vm$n" &
+		else
+			on "$n" --timeout $((rt + 300)) -- "$cmd" > "$out.$suffix-vm$n" 2>&1 &
+		fi
 		pids+=($!)
 	done
 	on "$node" --timeout $((rt + 300)) -- "$(fio_cmd "$dev" "$row" "$rt")" \
@@ -87,6 +93,27 @@ measure() { sampled_run "$@" cpustat; }
 # (stop 50: 97 % in native_safe_halt on a guest /proc/stat called half busy), so the report
 # counts the busy samples only; for real machines.
 profile() { sampled_run "$@" perf; }
+
+# insn_window NODE MARGIN WINDOW OUT: NODE's guest instruction counts over WINDOW seconds after
+# MARGIN (the lab booted with tools/vm/insn-profile's plugin): OUT.kallsyms (read first, during
+# the margin), OUT.before, OUT.after, OUT.times (when each was asked for, in seconds since the
+# epoch); tools/vm/insn-profile/report makes a profile of them.
+insn_window() {
+	local n=$1 margin=$2 window=$3 out=$4 snap=$ROOT/tools/vm/insn-profile/snap t0
+	t0=$(date +%s.%N)
+	on "$n" -- "cat /proc/kallsyms" > "$out.kallsyms" || return 1
+	sleep "$(echo "$margin - ($(date +%s.%N) - $t0)" | bc | sed 's/^-.*/0/')"
+	date +%s.%N > "$out.times"
+	"$snap" "$CHORUS_LAB_DIR" "$n" "$out.before" || return 1
+	sleep "$window"
+	date +%s.%N >> "$out.times"
+	"$snap" "$CHORUS_LAB_DIR" "$n" "$out.after"
+}
+
+# insn NODE DEV ROW RUNTIME OUTPREFIX: one more fio run, not counted in the figures, with both
+# guests' instructions counted by code address over its middle (insn_window): where the CPU
+# goes under TCG, which sampling cannot show (tools/vm/insn-profile/README.md).
+insn() { sampled_run "$@" insn; }
 
 # trace NODE DEV ROW RUNTIME OUTPREFIX: one more fio run, not counted in the figures, with the
 # scheduler's switches (by the thread switched to) and the work items run (by function) counted

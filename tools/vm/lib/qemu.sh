@@ -110,6 +110,12 @@ vm_start() {
 			-device "virtio-blk-pci,drive=$disk"
 		)
 	done
+	# Instruction counts per guest code address (tools/vm/insn-profile/README.md).
+	if [[ -n ${CHORUS_LAB_INSN_PROFILE:-} ]]; then
+		[[ -r $CHORUS_LAB_INSN_PROFILE ]] ||
+			die "CHORUS_LAB_INSN_PROFILE: no plugin at '$CHORUS_LAB_INSN_PROFILE' (make insn-profile)"
+		args+=(-plugin "$CHORUS_LAB_INSN_PROFILE,out=$d/insn-profile")
+	fi
 	printf '%q ' qemu-system-x86_64 "${args[@]}" > "$d/qemu.cmdline"
 	lab_private_init
 	printf '%s\0' qemu-system-x86_64 "${args[@]}" > "$(lab_private)/vm$i.argv"
