@@ -503,6 +503,8 @@ static void __exit chorus_exit(void)
 	destroy_workqueue(chorus_reply_wq);
 	destroy_workqueue(chorus_fwd_wq);
 	destroy_workqueue(chorus_wq);
+	/* Every payload's pages are back: the workqueues above are gone. */
+	chorus_pages_exit();
 	idr_destroy(&chorus_volumes_idr);
 	pr_info("unloaded\n");
 }

@@ -576,7 +576,12 @@ int chorus_replica_request(struct chorus_conn *conn,
 			   struct page **pages, unsigned int nr_pages);
 int chorus_replica_answer(struct chorus_conn *conn,
 			  const struct chorus_wire_hdr *hdr, u8 type, u32 status);
+
+/* pages.c */
+struct page **chorus_pages_alloc(unsigned int nr, gfp_t gfp);
 void chorus_pages_free(struct page **pages, unsigned int nr);
+void chorus_pages_exit(void);
+
 void chorus_repl_held_end(struct chorus_peer *peer, blk_status_t status);
 void chorus_repl_owner_sync(void);
 

@@ -46,19 +46,6 @@ static struct chorus_reply *chorus_reply_new(struct chorus_conn *conn,
 	return reply;
 }
 
-/**
- * chorus_pages_free() - free an array of pages and the array
- * @pages: the array, with NULL for pages never allocated; may be NULL
- * @nr: entries
- */
-void chorus_pages_free(struct page **pages, unsigned int nr)
-{
-	while (pages && nr--)
-		if (pages[nr])
-			__free_page(pages[nr]);
-	kfree(pages);
-}
-
 static int chorus_replica_apply(struct chorus_conn *conn,
 				const struct chorus_wire_hdr *hdr,
 				struct page **pages, unsigned int nr_pages,

@@ -253,39 +253,27 @@ static int chorus_tcp_recv_pages(struct socket *sock, struct page **pages,
 }
 
 /*
- * Read a payload into fresh pages, taken from the page allocator's bulk
- * path; on success the caller owns them.
+ * Read a payload into pages of its own (recycled ones first, pages.c); on
+ * success the caller owns them.
  */
 static int chorus_tcp_recv_payload(struct socket *sock, u32 len,
 				   struct page ***pagesp, unsigned int *nrp)
 {
-	unsigned int nr = DIV_ROUND_UP(len, PAGE_SIZE), i;
+	unsigned int nr = DIV_ROUND_UP(len, PAGE_SIZE);
 	struct page **pages;
 	int ret;
 
-	pages = kcalloc(nr, sizeof(*pages), GFP_NOIO);
+	pages = chorus_pages_alloc(nr, GFP_NOIO);
 	if (!pages)
 		return -ENOMEM;
-	if (alloc_pages_bulk_array(GFP_NOIO, nr, pages) < nr) {
-		for (i = 0; i < nr; i++) {
-			if (!pages[i])
-				pages[i] = alloc_page(GFP_NOIO);
-			if (!pages[i]) {
-				ret = -ENOMEM;
-				goto free_pages;
-			}
-		}
-	}
 	ret = chorus_tcp_recv_pages(sock, pages, len);
-	if (ret)
-		goto free_pages;
+	if (ret) {
+		chorus_pages_free(pages, nr);
+		return ret;
+	}
 	*pagesp = pages;
 	*nrp = nr;
 	return 0;
-
-free_pages:
-	chorus_pages_free(pages, nr);
-	return ret;
 }
 
 /*
