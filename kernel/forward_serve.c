@@ -222,19 +222,8 @@ static struct bio *chorus_fwd_bio(struct chorus_fwd_io *io)
 /* Pages for a read of @len bytes, or NULL. */
 static struct page **chorus_fwd_read_pages(u32 len, unsigned int *nr)
 {
-	struct page **pages;
-	unsigned int i;
-
 	*nr = DIV_ROUND_UP(len, PAGE_SIZE);
-	pages = kcalloc(*nr, sizeof(*pages), GFP_NOIO);
-	for (i = 0; pages && i < *nr; i++) {
-		pages[i] = alloc_page(GFP_NOIO);
-		if (!pages[i]) {
-			chorus_pages_free(pages, *nr);
-			return NULL;
-		}
-	}
-	return pages;
+	return chorus_pages_alloc(*nr, GFP_NOIO);
 }
 
 static void chorus_fwd_submit_workfn(struct work_struct *work)

@@ -74,38 +74,36 @@ struct page **chorus_pages_alloc(unsigned int nr, gfp_t gfp)
 	return pages;
 }
 
-/* Keep @page if nobody else holds it and there is room; else drop ours. */
-static void chorus_page_put(struct page *page)
-{
-	unsigned long flags;
-
-	if (page_ref_count(page) == 1) {
-		spin_lock_irqsave(&chorus_page_pool_lock, flags);
-		if (chorus_page_pool_nr < CHORUS_PAGE_POOL_MAX) {
-			chorus_page_pool[chorus_page_pool_nr++] = page;
-			page = NULL;
-		}
-		spin_unlock_irqrestore(&chorus_page_pool_lock, flags);
-	}
-	if (page)
-		put_page(page);
-}
-
 /**
  * chorus_pages_free() - give back an array of pages and free the array
  * @pages: the array, with NULL for pages never allocated; may be NULL
  * @nr: entries
  *
  * Each page is kept for chorus_pages_alloc() or freed; any order-0 page of
- * ours may come here, wherever it was allocated.
+ * ours may come here, wherever it was allocated. One lock for the array:
+ * the pages that fit and that nobody else holds are kept, the rest dropped
+ * after the lock.
  *
  * Context: any.
  */
 void chorus_pages_free(struct page **pages, unsigned int nr)
 {
-	while (pages && nr--)
-		if (pages[nr])
-			chorus_page_put(pages[nr]);
+	unsigned long flags;
+	unsigned int i;
+
+	if (!pages)
+		return;
+	spin_lock_irqsave(&chorus_page_pool_lock, flags);
+	for (i = 0; i < nr && chorus_page_pool_nr < CHORUS_PAGE_POOL_MAX; i++) {
+		if (!pages[i] || page_ref_count(pages[i]) != 1)
+			continue;
+		chorus_page_pool[chorus_page_pool_nr++] = pages[i];
+		pages[i] = NULL;
+	}
+	spin_unlock_irqrestore(&chorus_page_pool_lock, flags);
+	for (i = 0; i < nr; i++)
+		if (pages[i])
+			put_page(pages[i]);
 	kfree(pages);
 }
 

@@ -343,7 +343,7 @@ put_reg:
  * A READ message: its buffer holds the header and a descriptor. Check both
  * and start the message, whose data chorus_rdma_read_msg() then READs.
  * Context: the receive thread or the handshake.
- * Return: 1, or -EPROTO (and *@why).
+ * Return: 1, or -EPROTO or -ENOMEM (and *@why).
  */
 int chorus_rdma_take_read(struct chorus_rdma_queue *q,
 			  struct chorus_rdma_recv *r, const char **why)
@@ -362,7 +362,7 @@ int chorus_rdma_take_read(struct chorus_rdma_queue *q,
 	len = le32_to_cpu(r->hdr->payload_len);
 	q->msg_hdr = *r->hdr;
 	q->msg_nr = DIV_ROUND_UP(len, PAGE_SIZE);
-	q->msg_pages = kcalloc(q->msg_nr, sizeof(*q->msg_pages), GFP_NOIO);
+	q->msg_pages = chorus_pages_alloc(q->msg_nr, GFP_NOIO);
 	if (!q->msg_pages) {
 		*why = "memory";
 		return -ENOMEM;
@@ -378,9 +378,9 @@ int chorus_rdma_take_read(struct chorus_rdma_queue *q,
  * @q: the queue
  * @why: what failed, on error
  *
- * READ the data of the message taken by chorus_rdma_take_read() into fresh
- * pages, and count it done for the sender. One READ at a time per queue:
- * messages are handed on in order.
+ * READ the data of the message taken by chorus_rdma_take_read() into the
+ * pages it took, and count it done for the sender. One READ at a time per
+ * queue: messages are handed on in order.
  * Context: the receive thread or the handshake, which own @q->rd_ctx.
  * Return: 0 or a negative errno (and *@why).
  */
@@ -391,15 +391,9 @@ int chorus_rdma_read_msg(struct chorus_rdma_queue *q, const char **why)
 	int ret;
 
 	sg_init_table(q->rd_sg, q->msg_nr);
-	for (i = 0; i < q->msg_nr; i++) {
-		q->msg_pages[i] = alloc_page(GFP_NOIO);
-		if (!q->msg_pages[i]) {
-			*why = "memory";
-			return -ENOMEM;
-		}
+	for (i = 0; i < q->msg_nr; i++)
 		sg_set_page(&q->rd_sg[i], q->msg_pages[i],
 			    min_t(u32, len - i * PAGE_SIZE, PAGE_SIZE), 0);
-	}
 	ret = rdma_rw_ctx_init(&q->rd_ctx, q->qp, port, q->rd_sg, q->msg_nr, 0,
 			       le64_to_cpu(q->rd_desc.addr),
 			       le32_to_cpu(q->rd_desc.rkey), DMA_FROM_DEVICE);

@@ -43,20 +43,9 @@ static void chorus_region_buf_free(struct chorus_region_buf *buf)
 static int chorus_region_buf_alloc(struct chorus_region_buf *buf,
 				   unsigned int bytes)
 {
-	unsigned int i;
-
 	buf->nr = DIV_ROUND_UP(bytes, PAGE_SIZE);
-	buf->pages = kcalloc(buf->nr, sizeof(*buf->pages), GFP_KERNEL);
-	if (!buf->pages)
-		return -ENOMEM;
-	for (i = 0; i < buf->nr; i++) {
-		buf->pages[i] = alloc_page(GFP_KERNEL);
-		if (!buf->pages[i]) {
-			chorus_region_buf_free(buf);
-			return -ENOMEM;
-		}
-	}
-	return 0;
+	buf->pages = chorus_pages_alloc(buf->nr, GFP_KERNEL);
+	return buf->pages ? 0 : -ENOMEM;
 }
 
 /* Read @bytes at @sector of the local replica into @buf. */
