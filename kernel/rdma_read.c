@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * chorus - replicated block storage: RDMA, the READ path (rdma_data=read).
+ * chorus - replicated block storage: RDMA, the READ path (rdma_data=read, auto).
  *
  * The READ path: a message with data is one SEND of its header and a
  * struct chorus_rdma_read_desc, with CHORUS_RDMA_READ in the immediate

@@ -20,7 +20,8 @@
  * sides can never both wait for credits.
  *
  * With rdma_data=read, a message with data goes by chorus_rdma_send_read()
- * (rdma_read.c) instead, and by SEND only when that cannot take it.
+ * (rdma_read.c) instead, and by SEND only when that cannot take it; with
+ * rdma_data=auto, only a message with more data than one chunk does.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -367,7 +368,8 @@ int chorus_rdma_send(struct chorus_conn *conn,
 	if (body_len > CHORUS_RDMA_MAX_BODY || (body_len && data && data->len))
 		return -EMSGSIZE;
 	/* A READ of detached pages could come after they are freed. */
-	if (data && data->len && q->regs && !data->detached) {
+	if (data && data->len >= chorus_rdma_read_min && q->regs &&
+	    !data->detached) {
 		ret = chorus_rdma_send_read(q, hdr, data,
 					    chorus_rdma_send_timeout(conn));
 		if (ret <= 0)

@@ -8,7 +8,8 @@
  * Messages move by SEND into posted receive buffers, or, with the module
  * parameter rdma_data=read, their data is READ by the receiver from an FRWR
  * registration of the sender's pages (see "The READ path" in rdma_read.c);
- * Documentation/rdma.rst gives the measurements behind the default.
+ * rdma_data=auto, the default, READs only the data larger than one receive
+ * buffer. Documentation/rdma.rst gives the measurements behind the default.
  * The transport's files:
  *
  *   transport_rdma.c  this file: the ops table, rdma_cm (connect, accept,
@@ -45,12 +46,13 @@
 
 #include "transport_rdma.h"
 
-static char *chorus_rdma_data = "send";
+static char *chorus_rdma_data = "auto";
 module_param_named(rdma_data, chorus_rdma_data, charp, 0444);
 MODULE_PARM_DESC(rdma_data,
-		 "how RDMA messages carry their data: send (into posted buffers, default) or read (the receiver READs FRWR-registered pages)");
+		 "how RDMA messages carry their data: send (into posted buffers), read (the receiver READs FRWR-registered pages) or auto (send up to one 64 KiB receive buffer, read above; default)");
 
-bool chorus_rdma_read_mode;	/* rdma_data=read, set at load */
+bool chorus_rdma_read_mode;	/* rdma_data=read or auto, set at load */
+u32 chorus_rdma_read_min = U32_MAX;	/* data bytes that go by READ, set at load */
 
 /* READ path counters, in debugfs chorus_rdma: any queue, any peer. */
 atomic64_t chorus_rdma_st_read_msgs;	/* sent for the peer to READ */
@@ -727,7 +729,8 @@ static struct ib_client chorus_rdma_client = {
 /* debugfs chorus_rdma: the data path and the READ path's counters. */
 static int chorus_rdma_stats_show(struct seq_file *m, void *unused)
 {
-	seq_printf(m, "data_path %s\n", chorus_rdma_read_mode ? "read" : "send");
+	seq_printf(m, "data_path %s\n", chorus_rdma_data);
+	seq_printf(m, "read_min %u\n", chorus_rdma_read_min);
 	seq_printf(m, "read_msgs %lld\n",
 		   (long long)atomic64_read(&chorus_rdma_st_read_msgs));
 	seq_printf(m, "read_fallbacks %lld\n",
@@ -751,8 +754,14 @@ static int chorus_rdma_init(void)
 
 	if (!strcmp(chorus_rdma_data, "read")) {
 		chorus_rdma_read_mode = true;
+		chorus_rdma_read_min = 1;
+	} else if (!strcmp(chorus_rdma_data, "auto")) {
+		/* What one receive buffer takes goes by SEND, in one trip. */
+		chorus_rdma_read_mode = true;
+		chorus_rdma_read_min = CHORUS_RDMA_CHUNK + 1;
 	} else if (strcmp(chorus_rdma_data, "send")) {
-		pr_err("rdma_data=%s: must be send or read\n", chorus_rdma_data);
+		pr_err("rdma_data=%s: must be send, read or auto\n",
+		       chorus_rdma_data);
 		return -EINVAL;
 	}
 	chorus_rdma_wq = alloc_workqueue("chorus_rdma", 0, 0);

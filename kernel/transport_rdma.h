@@ -38,8 +38,10 @@
 #define CHORUS_RDMA_CLOSE_MS	500		/* for SENDs to complete */
 #define CHORUS_RDMA_RD_ATOM	16		/* READs in flight per QP */
 
-/* transport_rdma.c: rdma_data=read, set at load */
+/* transport_rdma.c: rdma_data=read or auto (MRs for READ), set at load */
 extern bool chorus_rdma_read_mode;
+/* transport_rdma.c: the least data that goes by READ, set at load */
+extern u32 chorus_rdma_read_min;
 
 /* READ path counters, in debugfs chorus_rdma: any queue, any peer. */
 extern atomic64_t chorus_rdma_st_read_msgs;	/* sent for the peer to READ */
@@ -181,7 +183,7 @@ struct chorus_rdma_builder {
  * @rx_thread: the receive thread
  * @builder: the message being sent, under chorus_conn.send_mutex
  * @rd_atom: READs in flight the QP allows each way (rdma_cm depths)
- * @mr_pool: FRWR MRs for the READ path (rdma_data=read only), under the
+ * @mr_pool: FRWR MRs for the READ path (rdma_data=read or auto), under the
  *	QP's mr_lock
  * @mr_pool_ready: @mr_pool was made
  * @regs: sender of READ messages: one per MR of @mr_pool, NULL if none

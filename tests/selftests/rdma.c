@@ -7,7 +7,8 @@
  * and repl3; these cases cover the device going away and coming back under
  * load with the TCP fallback, unreachable and wrong peers, leaks of verbs
  * objects over connect/disconnect cycles and module unload, and the READ
- * data path (module parameter rdma_data=read on both nodes).
+ * data path (module parameter rdma_data=read on both nodes, or auto: READ
+ * for writes larger than one receive buffer).
  */
 #include "common.h"
 #include "repl_lab.h"
@@ -29,7 +30,7 @@
  * its MR pools on top (the same connections, queues and unload).
  */
 #define CHECK_CASES	"device_removed_and_readded_under_fio unreachable_peer_clear_error " \
-			"read_path_fio_verify_and_resync " \
+			"read_path_fio_verify_and_resync auto_path_sends_small_reads_large " \
 			"read_path_no_leak_over_connect_cycles_and_unload"
 
 FIXTURE(rdma) {
@@ -322,6 +323,43 @@ TEST_F_TIMEOUT(rdma, read_path_fio_verify_and_resync, 400)
 	       (unsigned long long)(rdma_stat(PEER, "reads") - reads));
 	EXPECT_LT(0, resynced);
 	EXPECT_LT(reads, rdma_stat(PEER, "reads")) TH_LOG("the resync did not go by READ");
+	replicas_identical();
+}
+
+/*
+ * rdma_data=auto: a write that one receive buffer takes (64 KiB) goes by
+ * SEND, a larger one by READ; sizes mixed on the same connections with
+ * verify leave the replicas identical.
+ */
+TEST_F_TIMEOUT(rdma, auto_path_sends_small_reads_large, 300)
+{
+	uint64_t msgs, fallbacks, reads;
+
+	rl_insmod_args = "rdma_data=auto";
+	start("rdma");
+	ASSERT_TRUE(data_path_is(1, "auto"));
+	ASSERT_TRUE(data_path_is(PEER, "auto"));
+	EXPECT_EQ(64 * 1024 + 1, rdma_stat(1, "read_min"));
+	msgs = rdma_stat(1, "read_msgs");
+	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=8M >/dev/null"));
+	EXPECT_EQ(msgs, rdma_stat(1, "read_msgs")) TH_LOG("a write of 64 KiB or less went by READ");
+
+	fallbacks = rdma_stat(1, "read_fallbacks");
+	reads = rdma_stat(PEER, "reads");
+	/* 32 writes of 256 KiB, fewer in flight than a connection has MRs. */
+	ASSERT_EQ(0, run(FIO "--rw=write --bs=256k --iodepth=4 --size=8M >/dev/null"));
+	msgs = rdma_stat(1, "read_msgs") - msgs;
+	reads = rdma_stat(PEER, "reads") - reads;
+	TH_LOG("256 KiB writes: %llu messages by READ, %llu by SEND; vm2 READ %llu",
+	       (unsigned long long)msgs,
+	       (unsigned long long)(rdma_stat(1, "read_fallbacks") - fallbacks),
+	       (unsigned long long)reads);
+	EXPECT_LE(32, msgs) TH_LOG("the 256 KiB writes did not go by READ");
+	EXPECT_EQ(msgs, reads);
+	EXPECT_EQ(fallbacks, rdma_stat(1, "read_fallbacks"));
+
+	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-1m --iodepth=8 --size=16M "
+			 "--verify=crc32c --verify_fatal=1 >/dev/null"));
 	replicas_identical();
 }
 

@@ -58,7 +58,7 @@ sampled_run() {
 	if [[ $sampler == cpustat ]]; then
 		cmd="sh tools/bench/lib/cpustat $margin $window" suffix=cpu
 	elif [[ $sampler == sched ]]; then
-		cmd="sh tools/bench/lib/schedtrace $margin $window" suffix=sched
+		cmd="sh ${BENCH_SCHEDTRACE:-tools/bench/lib/schedtrace} $margin $window" suffix=sched
 	elif [[ $sampler == insn ]]; then
 		suffix=insn
 	else
