@@ -175,6 +175,33 @@ int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
 }
 
 /**
+ * chorus_conn_recv_atomic() - act on a message where it arrives, if it can be
+ * @peer: the peer of the connection it came on, an established session's
+ * @hdr: a message of a header only, checked by chorus_wire_check_hdr()
+ *
+ * The transport's completion offers each message of a header only here
+ * first. An owner's OK acks qualify (chorus_repl_ack_atomic()): acting on
+ * them where they arrive spares the receive thread's wake-up per write.
+ * Context: any (the RDMA receive completion, softirq).
+ * Return: true when done with @hdr; false to hand it to chorus_conn_recv()
+ * from the receive thread, as any message.
+ */
+bool chorus_conn_recv_atomic(struct chorus_peer *peer,
+			     const struct chorus_wire_hdr *hdr)
+{
+	const char *why;
+
+	if (hdr->payload_len || le16_to_cpu(hdr->flags) & CHORUS_MSG_F_PAYLOAD_CRC ||
+	    chorus_wire_check_range(peer->vol->nr_sectors, peer->vol->block_size,
+				    hdr, &why))
+		return false;
+	if (!chorus_repl_ack_atomic(peer, hdr))
+		return false;
+	WRITE_ONCE(peer->last_rx, jiffies);
+	return true;
+}
+
+/**
  * chorus_conn_recv() - act on one received message
  * @conn: the connection it came on, part of an established session
  * @hdr: the header, already checked by chorus_wire_check_hdr()

@@ -219,13 +219,6 @@ static struct bio *chorus_fwd_bio(struct chorus_fwd_io *io)
 	return bio;
 }
 
-/* Pages for a read of @len bytes, or NULL. */
-static struct page **chorus_fwd_read_pages(u32 len, unsigned int *nr)
-{
-	*nr = DIV_ROUND_UP(len, PAGE_SIZE);
-	return chorus_pages_alloc(*nr, GFP_NOIO);
-}
-
 static void chorus_fwd_submit_workfn(struct work_struct *work)
 {
 	struct chorus_fwd_io *io =
@@ -236,8 +229,8 @@ static void chorus_fwd_submit_workfn(struct work_struct *work)
 	if (io->status == CHORUS_WIRE_OK &&
 	    (io->req.type == CHORUS_MSG_READ ||
 	     io->req.type == CHORUS_MSG_REPLICA_READ)) {
-		io->pages = chorus_fwd_read_pages(le32_to_cpu(io->req.len),
-						  &io->nr_pages);
+		io->nr_pages = DIV_ROUND_UP(le32_to_cpu(io->req.len), PAGE_SIZE);
+		io->pages = chorus_pages_alloc(io->nr_pages, GFP_NOIO);
 		if (!io->pages) {
 			io->nr_pages = 0;
 			io->status = CHORUS_WIRE_IO_ERROR;

@@ -27,7 +27,8 @@
  * @q: the queue
  * @r: one of its receive buffers, not posted
  *
- * Context: process context (may allocate pages, GFP_NOIO).
+ * Context: process context (may allocate pages, GFP_NOIO); any context
+ * for a buffer that has all its pages (its message was a header only).
  * Return: 0 or a negative errno.
  */
 int chorus_rdma_post_recv(struct chorus_rdma_queue *q,
@@ -234,7 +235,7 @@ int chorus_rdma_create_ib(struct chorus_rdma_queue *q, struct rdma_cm_id *id)
 			      clamp(min(dev->attrs.max_sge_rd,
 					dev->attrs.max_send_sge), 1,
 				    CHORUS_RDMA_MAX_SGE));
-	if (chorus_rdma_read_mode) {
+	if (chorus_rdma_read_min != U32_MAX) {
 		if (dev->attrs.device_cap_flags & IB_DEVICE_MEM_MGT_EXTENSIONS &&
 		    dev->attrs.max_fast_reg_page_list_len >= CHORUS_RDMA_READ_SG)
 			reg_wrs = 2 * CHORUS_RDMA_READ_MRS;

@@ -132,7 +132,7 @@ void chorus_rdma_read_done(struct ib_cq *cq, struct ib_wc *wc)
 	q->rd_status = wc->status;
 	/* Pairs with the acquire in chorus_rdma_read_msg(): status first. */
 	smp_store_release(&q->rd_done, true);
-	wake_up_all(&q->wait);
+	wake_up_all(&q->rx_wait);
 }
 
 /**
@@ -409,7 +409,7 @@ int chorus_rdma_read_msg(struct chorus_rdma_queue *q, const char **why)
 		return ret;
 	}
 	/* Acquire: pairs with chorus_rdma_read_done(), for rd_status. */
-	wait_event_idle(q->wait, smp_load_acquire(&q->rd_done) ||
+	wait_event_idle(q->rx_wait, smp_load_acquire(&q->rd_done) ||
 			READ_ONCE(q->dead) || kthread_should_stop());
 	if (!smp_load_acquire(&q->rd_done)) { /* as above */
 		*why = q->why ?: "connection closed";

@@ -22,13 +22,86 @@
 
 #include "transport_rdma.h"
 
+/*
+ * Whether @r may hold an owner's ack: a whole message of a header only,
+ * which the completion offers chorus_conn_recv_atomic(). Such a buffer
+ * always holds a whole message: a chunk after a message's first carries
+ * payload (chorus_rdma_check_chunk()).
+ */
+static bool chorus_rdma_maybe_ack(struct chorus_rdma_queue *q,
+				  struct chorus_rdma_recv *r)
+{
+	const char *why;
+
+	if (r->byte_len != sizeof(*r->hdr) ||
+	    chorus_rdma_check_imm(r->imm, r->byte_len, false, &why) !=
+	    CHORUS_RDMA_RX_CHUNK)
+		return false;
+	ib_dma_sync_single_for_cpu(q->dev, r->sge[0].addr, sizeof(*r->hdr),
+				   DMA_FROM_DEVICE);
+	return (r->hdr->type == CHORUS_MSG_WRITE_ACK ||
+		r->hdr->type == CHORUS_MSG_FLUSH_ACK) &&
+	       !chorus_rdma_check_chunk(r->hdr, 0, NULL, 0, &why);
+}
+
+/* Repost a consumed buffer and count its credit for the other side. */
+static int chorus_rdma_repost(struct chorus_rdma_queue *q,
+			      struct chorus_rdma_recv *r)
+{
+	unsigned long flags;
+	int ret = chorus_rdma_post_recv(q, r);
+
+	if (ret)
+		return ret;
+	spin_lock_irqsave(&q->lock, flags);
+	q->to_return++;
+	spin_unlock_irqrestore(&q->lock, flags);
+	return 0;
+}
+
+/*
+ * Act on an ack in the completion, as nvmet-rdma handles a command in its
+ * CQ's context: an owner at depth gets an ack per write per replica, and
+ * waking the receive thread for each cost more than the rest of the ack.
+ * What chorus_conn_recv_atomic() leaves goes to the thread, in order. The
+ * buffer of a header only has all its pages: reposting allocates nothing.
+ */
+static void chorus_rdma_ack_in_completion(struct chorus_rdma_queue *q,
+					  struct chorus_rdma_recv *r,
+					  struct chorus_peer *peer)
+{
+	bool done = chorus_conn_recv_atomic(peer, r->hdr);
+	unsigned long flags;
+	bool stopping;
+
+	if (done) {
+		atomic64_inc(&chorus_rdma_st_acks_in_completion);
+		if (chorus_rdma_repost(q, r))
+			chorus_rdma_kill(q, "cannot repost a receive buffer");
+		else
+			chorus_rdma_return_credits(q);
+	}
+	spin_lock_irqsave(&q->lock, flags);
+	if (!done)
+		list_add_tail(&r->entry, &q->rx_done);
+	q->acks_running--;
+	stopping = !q->acks_running && !q->ack_peer;
+	spin_unlock_irqrestore(&q->lock, flags);
+	if (!done)
+		wake_up_all(&q->rx_wait);
+	if (stopping)
+		wake_up_all(&q->wait);	/* chorus_rdma_stop_acks() */
+}
+
 /**
  * chorus_rdma_recv_done() - a receive buffer was filled
  * @cq: the queue's CQ
  * @wc: the work completion, for a &struct chorus_rdma_recv
  *
- * Takes the credits and READs done the immediate data returns, and queues
- * the buffer on chorus_rdma_queue.rx_done for the receive thread.
+ * Takes the credits and READs done the immediate data returns, acts on an
+ * owner's OK ack at once (chorus_rdma_ack_in_completion()), and queues any
+ * other buffer on chorus_rdma_queue.rx_done for the receive thread. Senders
+ * are woken for credits, the receive thread only for what it receives.
  * Context: softirq.
  */
 void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -36,8 +109,10 @@ void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct chorus_rdma_recv *r =
 		container_of(wc->wr_cqe, struct chorus_rdma_recv, cqe);
 	struct chorus_rdma_queue *q = r->queue;
+	struct chorus_peer *peer = NULL;
 	unsigned long flags;
-	bool overflow;
+	bool overflow, maybe_ack;
+	u32 credits;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		if (wc->status != IB_WC_WR_FLUSH_ERR)
@@ -48,11 +123,18 @@ void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	r->byte_len = wc->byte_len;
 	r->imm = wc->wc_flags & IB_WC_WITH_IMM ? be32_to_cpu(wc->ex.imm_data) : 0;
+	credits = r->imm & CHORUS_RDMA_CREDIT_MASK;
+	maybe_ack = chorus_rdma_maybe_ack(q, r);
 
 	spin_lock_irqsave(&q->lock, flags);
-	q->credits += r->imm & CHORUS_RDMA_CREDIT_MASK;
+	q->credits += credits;
 	overflow = q->credits > q->peer_depth;
-	list_add_tail(&r->entry, &q->rx_done);
+	if (maybe_ack && !q->dead && q->ack_peer) {
+		peer = q->ack_peer;
+		q->acks_running++;
+	} else {
+		list_add_tail(&r->entry, &q->rx_done);
+	}
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (overflow) {
 		pr_warn_ratelimited("RDMA peer returned more credits than it has buffers\n");
@@ -63,7 +145,28 @@ void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		pr_warn_ratelimited("RDMA peer READ more messages than were sent to READ\n");
 		chorus_rdma_kill(q, "protocol error");
 	}
-	wake_up_all(&q->wait);
+	if (credits)
+		wake_up_all(&q->wait);
+	if (peer)
+		chorus_rdma_ack_in_completion(q, r, peer);
+	else
+		wake_up_all(&q->rx_wait);
+}
+
+/**
+ * chorus_rdma_stop_acks() - end acting on acks in the receive completion
+ * @q: the queue
+ *
+ * Waits for a completion that acts on one now: after this, nothing but the
+ * receive thread (stopped next) reaches the connection's peer.
+ * Context: process context; sleeps.
+ */
+void chorus_rdma_stop_acks(struct chorus_rdma_queue *q)
+{
+	spin_lock_irq(&q->lock);
+	q->ack_peer = NULL;
+	spin_unlock_irq(&q->lock);
+	wait_event(q->wait, !READ_ONCE(q->acks_running));
 }
 
 /*
@@ -79,7 +182,7 @@ static int chorus_rdma_next_recv(struct chorus_rdma_queue *q, long timeout,
 	struct chorus_rdma_recv *r = NULL;
 
 	/* Idle: a connection with no traffic is not a hung task. */
-	wait_event_idle_timeout(q->wait, READ_ONCE(q->dead) ||
+	wait_event_idle_timeout(q->rx_wait, READ_ONCE(q->dead) ||
 				!list_empty_careful(&q->rx_done) ||
 				kthread_should_stop(), timeout);
 	spin_lock_irq(&q->lock);
@@ -163,20 +266,6 @@ static int chorus_rdma_take(struct chorus_rdma_queue *q,
 	}
 	q->msg_off += n;
 	return q->msg_off == len;
-}
-
-/* Repost a consumed buffer and count its credit for the other side. */
-static int chorus_rdma_repost(struct chorus_rdma_queue *q,
-			      struct chorus_rdma_recv *r)
-{
-	int ret = chorus_rdma_post_recv(q, r);
-
-	if (ret)
-		return ret;
-	spin_lock_irq(&q->lock);
-	q->to_return++;
-	spin_unlock_irq(&q->lock);
-	return 0;
 }
 
 /*
@@ -329,6 +418,7 @@ static int chorus_rdma_rx_thread(void *data)
  */
 int chorus_rdma_start_rx(struct chorus_conn *conn)
 {
+	struct chorus_rdma_queue *q = conn->queue;
 	struct task_struct *t;
 
 	t = kthread_run(chorus_rdma_rx_thread, conn, "chorus-rdma/%u.%d",
@@ -336,5 +426,8 @@ int chorus_rdma_start_rx(struct chorus_conn *conn)
 	if (IS_ERR(t))
 		return PTR_ERR(t);
 	conn->rx_thread = t;
+	spin_lock_irq(&q->lock);
+	q->ack_peer = conn->peer;
+	spin_unlock_irq(&q->lock);
 	return 0;
 }

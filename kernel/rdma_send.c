@@ -91,7 +91,8 @@ static bool chorus_rdma_can_send(struct chorus_rdma_queue *q, int reserve)
  * credit returns. @timeout bounds the wait: a peer that stops returning
  * credits is found by the heartbeat, whose PINGs must not wait forever
  * here.
- * Context: process context; sleeps unless @timeout is 0.
+ * Context: process context; sleeps unless @timeout is 0, which any
+ * context may use.
  * Return: 0, -EAGAIN (none free, @timeout 0), -ETIMEDOUT or -ECONNRESET.
  */
 int chorus_rdma_get_send(struct chorus_rdma_queue *q, bool credit_only,
@@ -99,11 +100,12 @@ int chorus_rdma_get_send(struct chorus_rdma_queue *q, bool credit_only,
 {
 	int reserve = credit_only ? 0 : 1;
 	struct chorus_rdma_send *s = NULL;
+	unsigned long flags;
 
 	for (;;) {
-		spin_lock_irq(&q->lock);
+		spin_lock_irqsave(&q->lock, flags);
 		if (q->dead) {
-			spin_unlock_irq(&q->lock);
+			spin_unlock_irqrestore(&q->lock, flags);
 			return -ECONNRESET;
 		}
 		if (q->credits > reserve && !list_empty(&q->free_sends)) {
@@ -112,7 +114,7 @@ int chorus_rdma_get_send(struct chorus_rdma_queue *q, bool credit_only,
 			list_del(&s->entry);
 			q->credits--;
 		}
-		spin_unlock_irq(&q->lock);
+		spin_unlock_irqrestore(&q->lock, flags);
 		if (s) {
 			s->nr_sge = 1;
 			*sp = s;
@@ -132,10 +134,12 @@ int chorus_rdma_get_send(struct chorus_rdma_queue *q, bool credit_only,
 static void chorus_rdma_put_send(struct chorus_rdma_queue *q,
 				 struct chorus_rdma_send *s)
 {
+	unsigned long flags;
+
 	chorus_rdma_unmap_send(q, s);
-	spin_lock_irq(&q->lock);
+	spin_lock_irqsave(&q->lock, flags);
 	list_add(&s->entry, &q->free_sends);
-	spin_unlock_irq(&q->lock);
+	spin_unlock_irqrestore(&q->lock, flags);
 	chorus_rdma_kill(q, "RDMA send failed");
 }
 
@@ -165,15 +169,16 @@ int chorus_rdma_post_send(struct chorus_rdma_queue *q,
 		.opcode		= IB_WR_SEND_WITH_IMM,
 		.send_flags	= IB_SEND_SIGNALED,
 	};
+	unsigned long irqflags;
 	u32 give, done;
 	int ret;
 
-	spin_lock_irq(&q->lock);
+	spin_lock_irqsave(&q->lock, irqflags);
 	give = min_t(u32, q->to_return, CHORUS_RDMA_CREDIT_MASK);
 	q->to_return -= give;
 	done = min_t(u32, q->reads_to_return, CHORUS_RDMA_DONE_MASK);
 	q->reads_to_return -= done;
-	spin_unlock_irq(&q->lock);
+	spin_unlock_irqrestore(&q->lock, irqflags);
 	wr.ex.imm_data = cpu_to_be32(give | done << CHORUS_RDMA_DONE_SHIFT | flags);
 	if (!credit_only)
 		ib_dma_sync_single_for_device(q->dev, s->sge[0].addr,
@@ -192,7 +197,8 @@ int chorus_rdma_post_send(struct chorus_rdma_queue *q,
  * @q: the queue
  *
  * Also carries the READs done, once %CHORUS_RDMA_DONE_AT have gathered.
- * Context: process context (the receive thread); does not wait.
+ * Context: any (the receive thread, or the receive completion after an
+ * ack); does not wait.
  */
 void chorus_rdma_return_credits(struct chorus_rdma_queue *q)
 {

@@ -688,6 +688,71 @@ void chorus_repl_held_complete(struct chorus_peer *peer)
 	chorus_repl_held_end(peer, BLK_STS_OK);
 }
 
+/*
+ * Take the request an OK ack answers out of @peer's inflight, its part
+ * done and counted as a copy if the peer is up to date. Return: the request
+ * (the caller puts it), NULL when none is in flight under the ack's seq
+ * (completed when the peer left the write set), or ERR_PTR(-EPROTO) when
+ * the ack does not match it.
+ * Context: any; takes the peer's lock with interrupts saved.
+ */
+static struct request *chorus_owner_ack_take(struct chorus_peer *peer,
+					     const struct chorus_wire_hdr *hdr)
+{
+	bool flush_ack = hdr->type == CHORUS_MSG_FLUSH_ACK;
+	unsigned long flags;
+	struct request *rq;
+
+	spin_lock_irqsave(&peer->lock, flags);
+	rq = xa_load(&peer->inflight, le64_to_cpu(hdr->seq));
+	if (rq && ((req_op(rq) == REQ_OP_FLUSH) != flush_ack ||
+		   (!flush_ack && (le64_to_cpu(hdr->sector) != blk_rq_pos(rq) ||
+				   le32_to_cpu(hdr->len) != blk_rq_bytes(rq))))) {
+		spin_unlock_irqrestore(&peer->lock, flags);
+		return ERR_PTR(-EPROTO);
+	}
+	if (rq) {
+		xa_erase(&peer->inflight, le64_to_cpu(hdr->seq));
+		if (peer->repl_state == CHORUS_REPL_UP_TO_DATE)
+			atomic_inc(&((struct chorus_rq *)blk_mq_rq_to_pdu(rq))->copies);
+	}
+	spin_unlock_irqrestore(&peer->lock, flags);
+	return rq;
+}
+
+/**
+ * chorus_repl_ack_atomic() - act on an owner's OK ack where it arrives
+ * @peer: the peer it came from, of an established session
+ * @hdr: its header, checked by chorus_wire_check_hdr() and
+ *	chorus_wire_check_range()
+ *
+ * Completes the request's part when @hdr is a WRITE_ACK or FLUSH_ACK with
+ * status OK that matches a request in flight: what most of an owner's
+ * receive traffic is, done in the transport's completion without waking a
+ * thread. Anything else (another message, a failure, an ack this node
+ * cannot match) is left alone, for chorus_repl_recv() to handle (and
+ * report) from the receive thread.
+ * Context: any (the RDMA receive completion runs it in softirq).
+ * Return: true when done with @hdr.
+ */
+bool chorus_repl_ack_atomic(struct chorus_peer *peer,
+			    const struct chorus_wire_hdr *hdr)
+{
+	struct request *rq;
+
+	if ((hdr->type != CHORUS_MSG_WRITE_ACK &&
+	     hdr->type != CHORUS_MSG_FLUSH_ACK) ||
+	    le32_to_cpu(hdr->status) != CHORUS_WIRE_OK ||
+	    le64_to_cpu(hdr->seq) > U32_MAX ||
+	    READ_ONCE(peer->vol->repl.role) != CHORUS_ROLE_OWNER)
+		return false;
+	rq = chorus_owner_ack_take(peer, hdr);
+	if (IS_ERR_OR_NULL(rq))
+		return false;
+	chorus_rq_put(rq);
+	return true;
+}
+
 /* An answer from a replica to one of this owner's requests. */
 static int chorus_owner_ack(struct chorus_conn *conn,
 			    const struct chorus_wire_hdr *hdr)
@@ -697,36 +762,24 @@ static int chorus_owner_ack(struct chorus_conn *conn,
 	u32 status = le32_to_cpu(hdr->status);
 	u64 seq = le64_to_cpu(hdr->seq);
 	struct request *rq;
-	bool ours = false;
 
 	if (READ_ONCE(vol->repl.role) != CHORUS_ROLE_OWNER || seq > U32_MAX)
 		return -EPROTO;
 
+	if (status == CHORUS_WIRE_OK) {
+		rq = chorus_owner_ack_take(peer, hdr);
+		if (IS_ERR(rq))
+			return PTR_ERR(rq);
+		if (rq)
+			chorus_rq_put(rq);
+		return 0;
+	}
+
 	spin_lock_irq(&peer->lock);
 	rq = xa_load(&peer->inflight, seq);
-	if (rq && status == CHORUS_WIRE_OK) {
-		bool flush = req_op(rq) == REQ_OP_FLUSH;
-		bool flush_ack = hdr->type == CHORUS_MSG_FLUSH_ACK;
-
-		if (flush != flush_ack ||
-		    (!flush && (le64_to_cpu(hdr->sector) != blk_rq_pos(rq) ||
-				le32_to_cpu(hdr->len) != blk_rq_bytes(rq)))) {
-			spin_unlock_irq(&peer->lock);
-			return -EPROTO;
-		}
-		xa_erase(&peer->inflight, seq);
-		ours = true;
-		if (peer->repl_state == CHORUS_REPL_UP_TO_DATE)
-			atomic_inc(&((struct chorus_rq *)blk_mq_rq_to_pdu(rq))->copies);
-	}
 	spin_unlock_irq(&peer->lock);
-
 	if (!rq)	/* completed when the peer left the write set */
 		return 0;
-	if (ours) {
-		chorus_rq_put(rq);
-		return 0;
-	}
 	/* The part stays held; userspace decides what happens to the peer. */
 	if (status == CHORUS_WIRE_DISK_FAILED) {
 		/* Its session stays: nothing sent on it would be applied. */

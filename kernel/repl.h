@@ -169,8 +169,8 @@ enum chorus_job {
  * @fail_gen: generation that chorus_peer_fail() asked to tear down, under
  *	@lock
  * @last_rx: jiffies of the last message received; WRITE_ONCE by the
- *	receive threads, READ_ONCE by the heartbeat (a stale value only delays
- *	a timeout by one period)
+ *	receive threads (and the RDMA receive completion's acks), READ_ONCE
+ *	by the heartbeat (a stale value only delays a timeout by one period)
  * @connect_work: dials and handshakes
  * @fail_work: tears down a failed session
  * @disk_work: announces @disk_failed (chorus_peer_disk_failed())
@@ -515,7 +515,7 @@ struct chorus_range {
  *	completion, read after the last reference
  * @reread: started once more after @local_read_failed; never again
  * @copies: write-set peers that acked the request while up to date
- *	(chorus_owner_ack(), under the peer's lock): only those hold every
+ *	(chorus_owner_ack_take(), under the peer's lock): only those hold every
  *	acknowledged write. A syncing member's ack is no copy: it lacks the
  *	regions not yet resynced, which only this node's disk holds
  * @replicated: an owner's write or flush, sent to its write set
@@ -569,6 +569,10 @@ void chorus_range_unlock(struct chorus_volume *vol,
 			 struct chorus_range *range);
 int chorus_repl_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 		     struct page **pages, unsigned int nr_pages);
+bool chorus_repl_ack_atomic(struct chorus_peer *peer,
+			    const struct chorus_wire_hdr *hdr);
+bool chorus_conn_recv_atomic(struct chorus_peer *peer,
+			     const struct chorus_wire_hdr *hdr);
 int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 		     struct page **pages, unsigned int nr_pages);
 int chorus_replica_request(struct chorus_conn *conn,

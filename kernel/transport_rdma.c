@@ -51,14 +51,15 @@ module_param_named(rdma_data, chorus_rdma_data, charp, 0444);
 MODULE_PARM_DESC(rdma_data,
 		 "how RDMA messages carry their data: send (into posted buffers), read (the receiver READs FRWR-registered pages) or auto (send up to one 64 KiB receive buffer, read above; default)");
 
-bool chorus_rdma_read_mode;	/* rdma_data=read or auto, set at load */
-u32 chorus_rdma_read_min = U32_MAX;	/* data bytes that go by READ, set at load */
+/* The least data that goes by READ, set at load; U32_MAX: none (send). */
+u32 chorus_rdma_read_min = U32_MAX;
 
 /* READ path counters, in debugfs chorus_rdma: any queue, any peer. */
 atomic64_t chorus_rdma_st_read_msgs;	/* sent for the peer to READ */
 atomic64_t chorus_rdma_st_read_fallbacks; /* sent by SEND instead */
 atomic64_t chorus_rdma_st_reads;		/* READs done as receiver */
 atomic64_t chorus_rdma_st_read_bytes;	/* bytes they moved */
+atomic64_t chorus_rdma_st_acks_in_completion; /* acks acted on there */
 static struct dentry *chorus_rdma_debugfs;
 
 /*
@@ -95,6 +96,7 @@ void chorus_rdma_kill(struct chorus_rdma_queue *q, const char *why)
 	}
 	spin_unlock_irqrestore(&q->lock, flags);
 	wake_up_all(&q->wait);
+	wake_up_all(&q->rx_wait);
 }
 
 /*
@@ -211,6 +213,7 @@ static struct chorus_rdma_queue *chorus_rdma_queue_alloc(struct chorus_conn *con
 	INIT_LIST_HEAD(&q->free_regs);
 	INIT_LIST_HEAD(&q->busy_regs);
 	init_waitqueue_head(&q->wait);
+	init_waitqueue_head(&q->rx_wait);
 	conn->queue = q;
 	mutex_lock(&chorus_rdma_mutex);
 	list_add_tail(&q->entry, &chorus_rdma_queues);
@@ -468,6 +471,8 @@ static void chorus_rdma_shutdown(struct chorus_conn *conn)
 
 static void chorus_rdma_stop_rx(struct chorus_conn *conn)
 {
+	if (conn->queue)
+		chorus_rdma_stop_acks(conn->queue);
 	if (conn->rx_thread) {
 		kthread_stop(conn->rx_thread);
 		conn->rx_thread = NULL;
@@ -726,7 +731,10 @@ static struct ib_client chorus_rdma_client = {
 	.remove	= chorus_rdma_remove_one,
 };
 
-/* debugfs chorus_rdma: the data path and the READ path's counters. */
+/*
+ * debugfs chorus_rdma: the data path, the READ path's counters, and the acks
+ * the receive completion acted on itself.
+ */
 static int chorus_rdma_stats_show(struct seq_file *m, void *unused)
 {
 	seq_printf(m, "data_path %s\n", chorus_rdma_data);
@@ -739,6 +747,8 @@ static int chorus_rdma_stats_show(struct seq_file *m, void *unused)
 		   (long long)atomic64_read(&chorus_rdma_st_reads));
 	seq_printf(m, "read_bytes %lld\n",
 		   (long long)atomic64_read(&chorus_rdma_st_read_bytes));
+	seq_printf(m, "acks_in_completion %lld\n",
+		   (long long)atomic64_read(&chorus_rdma_st_acks_in_completion));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(chorus_rdma_stats);
@@ -753,11 +763,9 @@ static int chorus_rdma_init(void)
 	int ret;
 
 	if (!strcmp(chorus_rdma_data, "read")) {
-		chorus_rdma_read_mode = true;
 		chorus_rdma_read_min = 1;
 	} else if (!strcmp(chorus_rdma_data, "auto")) {
 		/* What one receive buffer takes goes by SEND, in one trip. */
-		chorus_rdma_read_mode = true;
 		chorus_rdma_read_min = CHORUS_RDMA_CHUNK + 1;
 	} else if (strcmp(chorus_rdma_data, "send")) {
 		pr_err("rdma_data=%s: must be send, read or auto\n",

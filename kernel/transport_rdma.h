@@ -38,9 +38,10 @@
 #define CHORUS_RDMA_CLOSE_MS	500		/* for SENDs to complete */
 #define CHORUS_RDMA_RD_ATOM	16		/* READs in flight per QP */
 
-/* transport_rdma.c: rdma_data=read or auto (MRs for READ), set at load */
-extern bool chorus_rdma_read_mode;
-/* transport_rdma.c: the least data that goes by READ, set at load */
+/*
+ * transport_rdma.c: the least data that goes by READ, set at load; U32_MAX
+ * (rdma_data=send) makes no MRs for READ.
+ */
 extern u32 chorus_rdma_read_min;
 
 /* READ path counters, in debugfs chorus_rdma: any queue, any peer. */
@@ -48,6 +49,8 @@ extern atomic64_t chorus_rdma_st_read_msgs;	/* sent for the peer to READ */
 extern atomic64_t chorus_rdma_st_read_fallbacks; /* sent by SEND instead */
 extern atomic64_t chorus_rdma_st_reads;		/* READs done as receiver */
 extern atomic64_t chorus_rdma_st_read_bytes;	/* bytes they moved */
+/* Owner's acks the receive completion acted on (rdma_recv.c). */
+extern atomic64_t chorus_rdma_st_acks_in_completion;
 
 struct chorus_rdma_queue;
 
@@ -170,8 +173,18 @@ struct chorus_rdma_builder {
  * @peer_chunk: its chunk size
  * @to_return: buffers reposted whose credits the other side has not got
  * @free_sends: free send slots
- * @rx_done: filled receive buffers, in arrival order
- * @wait: woken on any change of the above
+ * @rx_done: filled receive buffers, in arrival order (less the acks the
+ *	completion acted on)
+ * @ack_peer: the peer whose OK acks the receive completion acts on itself
+ *	(chorus_conn_recv_atomic()); set by chorus_rdma_start_rx(), cleared by
+ *	chorus_rdma_stop_acks(); none while @dead
+ * @acks_running: completions acting on an ack now; chorus_rdma_stop_acks()
+ *	waits for none
+ * @wait: senders wait here for @credits and @free_sends, teardown for the
+ *	last SENDs and for @acks_running; woken on any change of the above
+ * @rx_wait: the receive thread (or the handshake) waits here for @rx_done
+ *	and for its READ (@rd_done); woken only for those and @dead, so that
+ *	credits and send completions, one or two per write, do not wake it
  * @max_data_sge: data SGEs per SEND
  * @sends: send slots
  * @recvs: receive buffers
@@ -233,7 +246,10 @@ struct chorus_rdma_queue {
 	u32 to_return;
 	struct list_head free_sends;
 	struct list_head rx_done;
+	struct chorus_peer *ack_peer;
+	unsigned int acks_running;
 	wait_queue_head_t wait;
+	wait_queue_head_t rx_wait;
 
 	unsigned int max_data_sge;
 	struct chorus_rdma_send *sends;
@@ -296,6 +312,7 @@ int chorus_rdma_recv_sync(struct chorus_conn *conn,
 			  struct chorus_wire_hdr *hdr, void *body,
 			  size_t body_len, int timeout_ms);
 int chorus_rdma_start_rx(struct chorus_conn *conn);
+void chorus_rdma_stop_acks(struct chorus_rdma_queue *q);
 
 /* rdma_read.c */
 int chorus_rdma_alloc_regs(struct chorus_rdma_queue *q);

@@ -329,11 +329,13 @@ TEST_F_TIMEOUT(rdma, read_path_fio_verify_and_resync, 400)
 /*
  * rdma_data=auto: a write that one receive buffer takes (64 KiB) goes by
  * SEND, a larger one by READ; sizes mixed on the same connections with
- * verify leave the replicas identical.
+ * verify leave the replicas identical. The owner acts on the replica's acks
+ * in its receive completion (no thread woken per write); the replica gets
+ * no acks to act on.
  */
 TEST_F_TIMEOUT(rdma, auto_path_sends_small_reads_large, 300)
 {
-	uint64_t msgs, fallbacks, reads;
+	uint64_t msgs, fallbacks, reads, acks, peer_acks;
 
 	rl_insmod_args = "rdma_data=auto";
 	start("rdma");
@@ -341,8 +343,16 @@ TEST_F_TIMEOUT(rdma, auto_path_sends_small_reads_large, 300)
 	ASSERT_TRUE(data_path_is(PEER, "auto"));
 	EXPECT_EQ(64 * 1024 + 1, rdma_stat(1, "read_min"));
 	msgs = rdma_stat(1, "read_msgs");
+	acks = rdma_stat(1, "acks_in_completion");
+	peer_acks = rdma_stat(PEER, "acks_in_completion");
+	/* 8 MiB in 4-64 KiB writes: at least 128 writes, each acked. */
 	ASSERT_EQ(0, run(FIO "--rw=randwrite --bsrange=4k-64k --iodepth=8 --size=8M >/dev/null"));
 	EXPECT_EQ(msgs, rdma_stat(1, "read_msgs")) TH_LOG("a write of 64 KiB or less went by READ");
+	acks = rdma_stat(1, "acks_in_completion") - acks;
+	TH_LOG("owner acted on %llu acks in its receive completion",
+	       (unsigned long long)acks);
+	EXPECT_LE(128, acks) TH_LOG("the owner's acks went to its receive thread");
+	EXPECT_EQ(peer_acks, rdma_stat(PEER, "acks_in_completion"));
 
 	fallbacks = rdma_stat(1, "read_fallbacks");
 	reads = rdma_stat(PEER, "reads");
