@@ -205,8 +205,14 @@ TEST_F_TIMEOUT(rdma, unreachable_peer_clear_error, 300)
 	ASSERT_EQ(0, run("%s peer disconnect " VOL " 3 >/dev/null && %s peer disconnect " VOL
 			 " 2 >/dev/null", rl_ctl(), rl_ctl()));
 	ASSERT_EQ(0, run("%s volume destroy " VOL " >/dev/null && rmmod chorus", rl_ctl()));
-	EXPECT_GT(15000, now_ms() - t0) TH_LOG("disconnect and unload took %llu ms",
-					       (unsigned long long)(now_ms() - t0));
+	/*
+	 * 15 s, twice that on the debug kernel (16.1 s seen there on
+	 * 2026-12-06): what this catches is a teardown that waits for a dial
+	 * or a QP's destruction, which takes a minute.
+	 */
+	EXPECT_GT(15000 * (rl_scale() > 1 ? 2 : 1), now_ms() - t0)
+		TH_LOG("disconnect and unload took %llu ms",
+		       (unsigned long long)(now_ms() - t0));
 }
 
 /*

@@ -145,12 +145,14 @@ vm_launch() {
 	)
 }
 
-# A TCG guest of the debug kernel now and then stalls early in its boot, in the RCU-tasks self
-# tests (before SMP bring-up): its console's last line is BOOT_STALL_LINE and nothing follows
-# for minutes (about half the boots of a 2-VM lab on a 2-core host; `nohz=off highres=off` did
-# not help). Such a VM is booted again in place, at most BOOT_STALL_RETRIES times, once its
-# console has been still for BOOT_STALL_S seconds (a healthy debug boot is silent up to about
-# 26 s, but never on that line).
+# A TCG guest of the debug kernel used to stall early in its boot, in the RCU-tasks self tests
+# (before SMP bring-up): its console's last line was BOOT_STALL_LINE and nothing followed for
+# minutes (about half the boots of a 2-VM lab on a 2-core host). The debug kernel is now built
+# without PREEMPT_DYNAMIC and so without RCU-tasks (debug-kernel/debug.config), whose self test
+# then waits for nothing; this stays as the safety net for a kernel built otherwise. Such a VM
+# is booted again in place, at most BOOT_STALL_RETRIES times, once its console has been still
+# for BOOT_STALL_S seconds (a healthy debug boot is silent up to about 26 s, but never on that
+# line).
 BOOT_STALL_LINE='Running RCU-tasks wait API self tests'
 BOOT_STALL_S=${CHORUS_LAB_BOOT_STALL:-15}
 BOOT_STALL_RETRIES=4
