@@ -145,8 +145,9 @@ struct chorus_rdma_builder {
  *	under @conn_lock by those that do not own the queue
  * @conn_lock: protects @conn against its release while a CM event or a
  *	device removal fails the connection's session; never taken in
- *	softirq, taken before chorus_peer.lock (@lock must not be: it is
- *	taken in softirq, and chorus_peer.lock is not softirq-safe)
+ *	softirq, taken before chorus_peer.lock. @lock never is: the receive
+ *	completion takes chorus_peer.lock (an ack, with interrupts saved)
+ *	only after dropping @lock
  * @cm_id: its rdma_cm id
  * @own_id: @cm_id is ours to destroy (not while rdma_cm sets up a child)
  * @dev: the device, once the route is known
