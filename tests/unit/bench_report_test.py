@@ -16,8 +16,16 @@ TARGETS = {  # target -> speed factor: IOPS and bandwidth scale with it, latency
 }
 ROWS = ["randwrite-4k-qd1", "randwrite-4k-qd32", "randread-4k-qd32", "seqwrite-256k-qd8",
         "randrw-8k-qd16"]
-CPU = ("cpu 100 0 100 1000 0 0 0 0\nintr 1000\nctxt 5000\nipi 10 20 0\n1.0\n"
-       "cpu 200 0 200 1000 0 0 0 0\nintr 3000\nctxt 9000\nipi 110 70 20\n2.0\n100\n")
+CPU = ("cpu 100 0 100 1000 0 0 0 0\nintr 1000\nctxt 5000\nipi 10 20 0\n"
+       "vio 9pnet_virtio-requests 50\nvio virtio_blk-req 100\nvio virtio_net-input 10\n"
+       "tcp 100 200\n1.0\n"
+       "cpu 200 0 200 1000 0 0 0 0\nintr 3000\nctxt 9000\nipi 110 70 20\n"
+       "vio 9pnet_virtio-requests 900\nvio virtio_blk-req 600\nvio virtio_net-input 1010\n"
+       "tcp 3100 1200\n2.0\n100\n")
+
+# Over 2 s: vm1's TCG thread 150 ticks (0.75 of a core), main 20, other 10; vm2 100, 10, 10.
+HOST = ("qemu 1 1000 100 50\nqemu 2 500 50 20\n100.0\n"
+        "qemu 1 1150 120 60\nqemu 2 600 60 30\n102.0\n100\n")
 
 
 def write(path, text):
@@ -39,6 +47,7 @@ def make_results(d):
                 write(f"{d}/{t}/{r}/run{i}.json", "fio noise\n" + json.dumps({"jobs": [job]}))
                 for n in (1, 2):
                     write(f"{d}/{t}/{r}/run{i}.cpu-vm{n}", CPU)
+                write(f"{d}/{t}/{r}/run{i}.host", HOST)
         if t in ("chorus-2r", "drbd"):  # a traced run of one row, as lib/schedtrace prints it
             side = {"iops": 1000 * k, "bw_bytes": 1e8 * k, "total_ios": 10000 * k,
                     "clat_ns": {"mean": 1e6 / k, "percentile": {"99.000000": 5e6 / k}}}
@@ -47,6 +56,7 @@ def make_results(d):
             for n in (1, 2):
                 write(f"{d}/{t}/randwrite-4k-qd32/traced.sched-vm{n}",
                       "task fio 6000\ntask kworker 3000\nwork chorus_conn_reply_workfn 1500\n"
+                      "kick virtio_net-output.0 3000\nkick 9pnet_virtio-requests 60\n"
                       "window 6\nlost 0\n")
         if t in ("chorus-2r", "drbd"):  # a profiled run of one row, as perf report -q prints it
             for n in (1, 2):
@@ -91,7 +101,22 @@ def main():
         "| 3 | 0.25 work `chorus_conn_reply_workfn` | 0.31 work `chorus_conn_reply_workfn` |",
         "| 4K random write QD32 | 2.00 / 2.00 | 2.00 / 2.00 | 4.00 / 4.00 |",
         "| 4K random write QD32 | 0.09 / 0.09 | 0.09 / 0.09 | 0.17 / 0.17 |",
+        # 500 disk and 1,000 network interrupts a second; chorus-2r 1,000 I/Os a second
+        "| 4K random write QD32 | interrupts `virtio_blk-req` | 0.25 / 0.25 | 0.25 / 0.25 | 0.50 / 0.50 |",
+        "| 4K random write QD32 | interrupts `virtio_net-input` | 0.50 / 0.50 | 0.50 / 0.50 | 1.00 / 1.00 |",
+        # 3,000 TCP segments sent a second over 1,000 I/Os a second
+        "| 4K random write QD32 | TCP segments sent | 1.50 / 1.50 | 1.50 / 1.50 | 3.00 / 3.00 |",
+        # 500 transmit kicks a second over 1,000 traced I/Os a second (chorus-2r), 800 (drbd)
+        "| 4K random write QD32 | kicks `virtio_net-output.0` | – / – | – / – | 0.50 / 0.50 |",
     ]
+    # 0.75 cores of TCG over 1,000 I/Os a second (chorus-2r): 750 µs; 1.5 cores busy in all
+    expect += ["| 4K random write QD32 | TCG | 375 / 250 | 375 / 250 | 750 / 500 |",
+               "| 4K random write QD32 | host busy, cores | 1.50 | 1.50 | 1.50 |"]
+    for e in expect[-2:]:
+        if e not in text:
+            failures.append(f"missing: {e}")
+    if "9pnet" in text:
+        failures.append("the lab's 9p device is in the virtio table")
     for e in expect:
         if e not in text:
             failures.append(f"missing: {e}")
