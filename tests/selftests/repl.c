@@ -902,7 +902,7 @@ TEST_F_TIMEOUT(repl, metrics_under_fio, 120)
 {
 	const char *v = "{volume=\"" VOL "\"}";
 	const char *peer = "{volume=\"" VOL "\",peer=\"2\"";
-	char series[256];
+	char series[256], args[160];
 	pid_t chorusd, fio;
 	int i, status;
 
@@ -912,15 +912,17 @@ TEST_F_TIMEOUT(repl, metrics_under_fio, 120)
 	for (i = 0; i < 50 && scrape("first"); i++)
 		usleep(100000);
 	ASSERT_EQ(0, scrape("first")) TH_LOG("chorusd serves no metrics");
-	fio = rl_fio_background(&self->env, 1, "--rw=randwrite --bs=4k --iodepth=4 --offset=0 "
-				"--size=8M --time_based --runtime=6 --rate_iops=200");
-	ASSERT_LT(0, fio);
 	/*
-	 * The first scrape once writes are counted: fio takes more than the
-	 * 2 s this waited before to start writing on the debug kernel (stop
-	 * 57). Its 6 s of writes start then, so the second scrape, 2 s
-	 * later, still falls inside them.
+	 * On the debug kernel (rl_scale() > 1) fio needs more than the 2 s
+	 * this once waited to start writing, and each scrape takes a second
+	 * or two: fio writes for 6 s times the scale, the first scrape comes
+	 * once a write is counted, the second 2 s times the scale later, both
+	 * inside fio's writes (stop 57).
 	 */
+	snprintf(args, sizeof(args), "--rw=randwrite --bs=4k --iodepth=4 --offset=0 --size=8M "
+		 "--time_based --runtime=%u --rate_iops=200", 6 * rl_scale());
+	fio = rl_fio_background(&self->env, 1, args);
+	ASSERT_LT(0, fio);
 	snprintf(series, sizeof(series), "chorus_volume_writes_total%s", v);
 	for (i = 0; i < 20 * (int)rl_scale(); i++) {
 		usleep(500000);
@@ -928,7 +930,7 @@ TEST_F_TIMEOUT(repl, metrics_under_fio, 120)
 			break;
 	}
 	ASSERT_LT(0, metric("first", series)) TH_LOG("no write counted: %s", series);
-	sleep(2);
+	sleep(2 * rl_scale());
 	ASSERT_EQ(0, scrape("second"));
 	ASSERT_EQ(fio, waitpid(fio, &status, 0));
 	EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) TH_LOG("fio failed");
