@@ -61,6 +61,9 @@ sampled_run() {
 		cmd="sh ${BENCH_SCHEDTRACE:-tools/bench/lib/schedtrace} $margin $window" suffix=sched
 	elif [[ $sampler == insn ]]; then
 		suffix=insn
+	elif [[ $sampler == hostprof ]]; then
+		((${#NODE_HOST[@]} == 0)) || bench_die "a host profile needs the lab (TCG), not BENCH_HOSTS"
+		suffix=hostprof
 	else
 		cmd="sleep $margin
 			perf record -q -e cpu-clock -a -o /tmp/bench-perf.data -- sleep $window >/dev/null 2>&1 &&
@@ -69,7 +72,9 @@ sampled_run() {
 		suffix=profile
 	fi
 	for n in 1 2; do
-		if [[ $sampler == insn ]]; then
+		if [[ $sampler == hostprof ]]; then
+			break	# the host's side, below; the guests sample nothing
+		elif [[ $sampler == insn ]]; then
 			insn_window "$n" "$margin" "$window" "$out.$suffix-vm$n" &
 		else
 			on "$n" --timeout $((rt + 300)) -- "$cmd" > "$out.$suffix-vm$n" 2>&1 &
@@ -80,6 +85,10 @@ sampled_run() {
 	if [[ $sampler == cpustat ]] && ((${#NODE_HOST[@]} == 0)); then
 		sh "$BENCH_LIB/hoststat" "$margin" "$window" "$CHORUS_LAB_DIR"/vm{1,2}/qemu.pid \
 			> "$out.host" 2>&1 &
+		pids+=($!)
+	elif [[ $sampler == hostprof ]]; then
+		sh "$BENCH_LIB/hostprof" "$margin" "$window" "$out" \
+			"$CHORUS_LAB_DIR"/vm{1,2}/qemu.pid > "$out.hostprof.log" 2>&1 &
 		pids+=($!)
 	fi
 	t0=$(date +%s.%N)
@@ -136,3 +145,8 @@ insn() { sampled_run "$@" insn; }
 # scheduler's switches (by the thread switched to) and the work items run (by function) counted
 # on both nodes over its middle (lib/schedtrace): which threads and work items each I/O wakes.
 trace() { sampled_run "$@" sched; }
+
+# hostprofile NODE DEV ROW RUNTIME OUTPREFIX: one more fio run, not counted in the figures, with
+# a flat profile of both VMs' qemu processes on the host over its middle (lib/hostprof:
+# OUTPREFIX.hostprof.vmN; lib/hostprof-report summarises them per I/O).
+hostprofile() { sampled_run "$@" hostprof; }
