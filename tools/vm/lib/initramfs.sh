@@ -10,6 +10,18 @@ guest_kver() {
 	"$ROOT/tools/kver" || die "no guest kernel (apt-get install linux-image-amd64), or set KVER="
 }
 
+# vm_kver_of VM DEFAULT: VM's kernel release, DEFAULT unless CHORUS_LAB_VM_KVER ("3=REL 4=REL")
+# names another for it: a lab of the debug kernel whose etcd and host VMs run Debian's.
+vm_kver_of() {
+	local item
+	for item in ${CHORUS_LAB_VM_KVER:-}; do
+		[[ $item =~ ^[1-9]=[^=[:space:]]+$ ]] ||
+			die "CHORUS_LAB_VM_KVER: '$item' is not VM=RELEASE (for example 3=6.1.0-57-amd64)"
+		[[ ${item%%=*} == "$1" ]] && { printf '%s' "${item#*=}"; return 0; }
+	done
+	printf '%s' "$2"
+}
+
 # The guest kernel's image: Debian's in /boot, else one in its modules directory (as Fedora
 # installs them, and as tools/vm/debug-kernel/build installs the debug lab kernel).
 guest_kernel_image() {
