@@ -103,9 +103,15 @@ static inline void __host_attach(struct __test_metadata *_metadata, const char *
 	out[strcspn(out, "\n")] = '\0';
 	ASSERT_STREQ(want, out) TH_LOG("the nodes' ANA states for %s", vol);
 	ASSERT_EQ(0, rl_on(HOST, "modprobe nvme-%s", transport()));
+	/*
+	 * The host gives a lost path up after ctrl-loss-tmo (600 s by default):
+	 * on the debug kernel a killed node can be down longer than that
+	 * before the case brings it back (stop 60), so the wait is scaled.
+	 */
 	for (i = 1; i <= nodes; i++)
 		ASSERT_EQ(0, rl_on(HOST, "nvme connect -t %s -a 10.99.0.%d -s 4420 -n " XNQN
-				   " --hostnqn " HOSTNQN " >/dev/null", transport(), i))
+				   " --hostnqn " HOSTNQN " --ctrl-loss-tmo=%d >/dev/null",
+				   transport(), i, scaled(600)))
 			TH_LOG("the host cannot connect through node %d", i);
 	ASSERT_EQ(0, rl_on_out(HOST, dev, len, "ls /sys/block | grep -E '^nvme[0-9]+n1$'"));
 	dev[strcspn(dev, "\n")] = '\0';
