@@ -388,6 +388,7 @@ int chorus_rdma_read_msg(struct chorus_rdma_queue *q, const char **why)
 {
 	u32 len = le32_to_cpu(q->rd_desc.len), port = q->cm_id->port_num;
 	unsigned int i;
+	bool bh_off;
 	int ret;
 
 	sg_init_table(q->rd_sg, q->msg_nr);
@@ -403,7 +404,9 @@ int chorus_rdma_read_msg(struct chorus_rdma_queue *q, const char **why)
 	}
 	q->rd_done = false;
 	q->rd_active = true;	/* from here on teardown destroys it */
+	bh_off = chorus_rdma_bh_off();
 	ret = rdma_rw_ctx_post(&q->rd_ctx, q->qp, port, &q->rd_cqe, NULL);
+	chorus_rdma_bh_on(bh_off);
 	if (ret) {
 		*why = "RDMA READ post";
 		return ret;

@@ -171,6 +171,7 @@ int chorus_rdma_post_send(struct chorus_rdma_queue *q,
 	};
 	unsigned long irqflags;
 	u32 give, done;
+	bool bh_off;
 	int ret;
 
 	spin_lock_irqsave(&q->lock, irqflags);
@@ -185,7 +186,9 @@ int chorus_rdma_post_send(struct chorus_rdma_queue *q,
 					      s->sge[0].length, DMA_TO_DEVICE);
 	if (first)
 		first->next = &wr;
+	bh_off = chorus_rdma_bh_off();
 	ret = ib_post_send(q->qp, first ?: &wr, NULL);
+	chorus_rdma_bh_on(bh_off);
 	if (ret)
 		chorus_rdma_put_send(q, s);
 	return ret;

@@ -12,6 +12,9 @@
 #ifndef CHORUS_TRANSPORT_RDMA_H
 #define CHORUS_TRANSPORT_RDMA_H
 
+#include <linux/bottom_half.h>
+#include <linux/hardirq.h>
+#include <linux/irqflags.h>
 #include <linux/list.h>
 #include <linux/scatterlist.h>
 #include <linux/spinlock.h>
@@ -283,6 +286,37 @@ struct chorus_rdma_queue {
 	enum ib_wc_status rd_status;
 	bool inv_closed;
 };
+
+/**
+ * chorus_rdma_bh_off() - turn bottom halves off around a post
+ *
+ * soft-RoCE's post schedules the QP's requester tasklet; from process
+ * context that wakes ksoftirqd, a context switch and a trip through the
+ * scheduler for every message. With bottom halves off, the
+ * local_bh_enable() of chorus_rdma_bh_on() runs the tasklet at once in the
+ * poster's context, as it runs when a completion handler posts. On a NIC
+ * the post rings a doorbell and this costs a counter update. Where
+ * interrupts are off local_bh_enable() must not run: there nothing changes.
+ * Context: any.
+ * Return: whether chorus_rdma_bh_on() has to turn them back on.
+ */
+static inline bool chorus_rdma_bh_off(void)
+{
+	if (in_hardirq() || irqs_disabled())
+		return false;
+	local_bh_disable();
+	return true;
+}
+
+/**
+ * chorus_rdma_bh_on() - undo chorus_rdma_bh_off()
+ * @off: what chorus_rdma_bh_off() returned
+ */
+static inline void chorus_rdma_bh_on(bool off)
+{
+	if (off)
+		local_bh_enable();
+}
 
 /* transport_rdma.c */
 void chorus_rdma_kill(struct chorus_rdma_queue *q, const char *why);
