@@ -867,8 +867,13 @@ static void resync_progress_scraped(struct __test_metadata *_metadata,
 	ASSERT_EQ(0, run("%s writeset remove " VOL " 2 >/dev/null && %s peer disconnect " VOL
 			 " 2 >/dev/null", self->ctl, self->ctl));
 	ASSERT_EQ(0, run(FIO "--rw=write --bs=1M --offset=16M --size=8M >/dev/null"));
-	ASSERT_EQ(0, run("%s volume set " VOL " --resync-rate 1M >/dev/null && %s peer connect "
-			 VOL " 2 >/dev/null", self->ctl, self->ctl));
+	/*
+	 * 1 MiB/s, slower by rl_scale(): on the debug kernel a scrape takes
+	 * 5 to 10 s, and at 1 MiB/s the 8 MiB resync was once over before the
+	 * first one (stop 61).
+	 */
+	ASSERT_EQ(0, run("%s volume set " VOL " --resync-rate %uK >/dev/null && %s peer connect "
+			 VOL " 2 >/dev/null", self->ctl, 1024 / rl_scale(), self->ctl));
 	for (i = 0; i < 40 && total <= 0; i++) {
 		usleep(250 * 1000);
 		if (scrape("resync"))
