@@ -30,23 +30,77 @@ static void chorus_reply_free(struct chorus_reply *reply)
 	kfree(reply);
 }
 
+/**
+ * chorus_conn_send_replies() - send the connection's queued replies in order
+ * @conn: the connection
+ * @budget: send at most this many
+ * @nowait: leave the rest for later when the socket is full, instead of
+ *	waiting for room
+ *
+ * All but the last of those taken together go out with "more", so the acks
+ * of writes that completed together share segments. A reply that finds the
+ * socket full (@nowait) stays first in line (chorus_conn.reply_next) for the
+ * next call: the transport calls again once the socket has room. A reply whose
+ * send failed is dropped; the failure fails the session.
+ *
+ * Context: process context; may sleep (for another sender of the
+ * connection, not for buffer space).
+ * Return: how many replies were sent or dropped.
+ */
+int chorus_conn_send_replies(struct chorus_conn *conn, unsigned int budget,
+			     bool nowait)
+{
+	struct chorus_msg_data data = { .nowait = nowait };
+	struct chorus_reply *reply;
+	struct llist_node *node;
+	int done = 0;
+
+	mutex_lock(&conn->reply_mutex);
+	while (done < budget) {
+		if (!conn->reply_next)
+			WRITE_ONCE(conn->reply_next,
+				   llist_reverse_order(llist_del_all(&conn->replies)));
+		node = conn->reply_next;
+		if (!node)
+			break;
+		reply = llist_entry(node, struct chorus_reply, node);
+		data.more = node->next && done + 1 < budget;
+		if (chorus_conn_send(conn, &reply->hdr, NULL, &data) == -EAGAIN)
+			break;
+		WRITE_ONCE(conn->reply_next, node->next);
+		chorus_reply_free(reply);
+		done++;
+	}
+	mutex_unlock(&conn->reply_mutex);
+	return done;
+}
+
+/*
+ * The replies of a transport that does not send them itself, and of any
+ * connection once its receive context stopped: these wait for room (acks to
+ * an owner that stopped reading fail with the session).
+ */
 static void chorus_conn_reply_workfn(struct work_struct *work)
 {
 	struct chorus_conn *conn =
 		container_of(work, struct chorus_conn, reply_work);
-	struct llist_node *list = llist_reverse_order(llist_del_all(&conn->replies));
-	struct chorus_msg_data batch = { .more = true };
-	struct chorus_reply *reply, *next;
 
-	/*
-	 * All but the last of a batch go out with "more", so the acks of
-	 * writes that completed together share segments. A failed send fails
-	 * the session; its replies are dropped.
-	 */
-	llist_for_each_entry_safe(reply, next, list, node) {
-		chorus_conn_send(conn, &reply->hdr, NULL, next ? &batch : NULL);
-		chorus_reply_free(reply);
-	}
+	chorus_conn_send_replies(conn, UINT_MAX, false);
+}
+
+/**
+ * chorus_conn_stop_rx() - stop receiving; replies leave from the reply work
+ * @conn: the connection, shut down
+ *
+ * Replies the transport's receive context held back (a full socket) and
+ * those of writes still on the backing device are sent, or dropped on the
+ * shut-down connection, by chorus_conn.reply_work from now on.
+ * Context: process context; may sleep.
+ */
+void chorus_conn_stop_rx(struct chorus_conn *conn)
+{
+	conn->ops->stop_rx(conn);
+	queue_work(chorus_reply_wq, &conn->reply_work);
 }
 
 /**
@@ -59,7 +113,8 @@ static void chorus_conn_reply_workfn(struct work_struct *work)
 void chorus_conn_reply(struct chorus_conn *conn, struct chorus_reply *reply)
 {
 	llist_add(&reply->node, &conn->replies);
-	queue_work(chorus_reply_wq, &conn->reply_work);
+	if (!conn->ops->kick_replies || !conn->ops->kick_replies(conn))
+		queue_work(chorus_reply_wq, &conn->reply_work);
 }
 
 struct chorus_conn *chorus_conn_alloc(const struct chorus_transport_ops *ops)
@@ -70,6 +125,7 @@ struct chorus_conn *chorus_conn_alloc(const struct chorus_transport_ops *ops)
 		return NULL;
 	conn->ops = ops;
 	mutex_init(&conn->send_mutex);
+	mutex_init(&conn->reply_mutex);
 	init_llist_head(&conn->replies);
 	INIT_WORK(&conn->reply_work, chorus_conn_reply_workfn);
 	return conn;
@@ -87,6 +143,7 @@ void chorus_conn_free(struct chorus_conn *conn)
 	conn->ops->shutdown(conn);
 	conn->ops->stop_rx(conn);
 	conn->ops->release(conn);
+	mutex_destroy(&conn->reply_mutex);
 	mutex_destroy(&conn->send_mutex);
 	kfree(conn);
 }

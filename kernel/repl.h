@@ -663,6 +663,7 @@ void chorus_peer_free(struct chorus_peer *peer);
 int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
 		     const void *body, const struct chorus_msg_data *data);
 void chorus_conn_reply(struct chorus_conn *conn, struct chorus_reply *reply);
+void chorus_conn_stop_rx(struct chorus_conn *conn);
 int chorus_peer_call(struct chorus_peer *peer, struct chorus_wire_hdr *hdr,
 		     const void *body, const struct chorus_msg_data *data,
 		     struct completion *done, const char *what);

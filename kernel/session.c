@@ -357,7 +357,7 @@ void __chorus_peer_teardown(struct chorus_peer *peer, const char *reason)
 	chorus_job_stop(peer);
 	for (i = 0; i < peer->nr_conns; i++)
 		if (peer->conns[i])
-			peer->conns[i]->ops->stop_rx(peer->conns[i]);
+			chorus_conn_stop_rx(peer->conns[i]);
 	wait_event(peer->replica_wait, !atomic_read(&peer->replica_inflight));
 	for (i = 0; i < peer->nr_conns; i++)
 		if (peer->conns[i])

@@ -23,6 +23,7 @@
 struct chorus_conn;
 struct chorus_peer;
 struct chorus_rdma_queue;
+struct chorus_tcp_queue;
 struct netlink_ext_ack;
 struct page;
 struct request;
@@ -38,6 +39,10 @@ struct request;
  * @detached: the caller frees @pages as soon as the send returns: the
  *	transport keeps its own references to them for as long as it needs
  *	them after that (TCP: the stack's; RDMA: until the SEND completes)
+ * @nowait: do not wait for buffer space: when the message cannot start
+ *	at once, send nothing and return -EAGAIN (TCP: the socket's write
+ *	space callback comes once it has room); a message that started is
+ *	sent whole
  */
 struct chorus_msg_data {
 	struct request *rq;
@@ -45,6 +50,7 @@ struct chorus_msg_data {
 	unsigned int len;
 	bool more;
 	bool detached;
+	bool nowait;
 };
 
 /**
@@ -73,6 +79,10 @@ struct chorus_msg_data {
  *	dropped); may wait briefly (RDMA: up to 500 ms) for sends already
  *	posted to reach the peer
  * @stop_rx: wait until the receive context has stopped
+ * @kick_replies: optional: send chorus_conn.replies from the transport's
+ *	receive context (TCP's io work, with chorus_conn_send_replies());
+ *	false when it is not receiving, and chorus_conn.reply_work sends them.
+ *	Any context, including hard irq.
  * @release: free the transport's part of @conn
  * @peer_addr: the address an accepted @conn comes from (its port too);
  *	0 or a negative errno
@@ -95,6 +105,7 @@ struct chorus_transport_ops {
 	int (*start_rx)(struct chorus_conn *conn);
 	void (*shutdown)(struct chorus_conn *conn);
 	void (*stop_rx)(struct chorus_conn *conn);
+	bool (*kick_replies)(struct chorus_conn *conn);
 	void (*release)(struct chorus_conn *conn);
 	int (*peer_addr)(struct chorus_conn *conn, struct sockaddr_storage *ss);
 };
@@ -115,25 +126,37 @@ void chorus_transports_unlisten(void);
  * @peer: the peer, set once the handshake named it
  * @ops: the transport
  * @sock: TCP: the socket
+ * @tcp: TCP: the receive state and io work, from chorus_transport_ops.start_rx
  * @queue: RDMA: the queue pair and its buffers
- * @rx_thread: the receive thread
+ * @rx_thread: RDMA: the receive thread
  * @index: position in the session
  * @gen: the session generation it belongs to
  * @send_mutex: serialises sends, so messages never interleave
- * @replies: replies to send from process context (acks, PONG)
- * @reply_work: sends @replies
+ * @replies: replies to send from process context (acks, PONG), added in
+ *	any context
+ * @reply_mutex: serialises the senders of @replies (the transport's
+ *	chorus_transport_ops.kick_replies context and @reply_work)
+ * @reply_next: replies taken from @replies in the order they were added and
+ *	not sent yet (the socket was full); under @reply_mutex
+ * @reply_work: sends @replies when the transport does not
  */
 struct chorus_conn {
 	struct chorus_peer *peer;
 	const struct chorus_transport_ops *ops;
 	struct socket *sock;
+	struct chorus_tcp_queue *tcp;
 	struct chorus_rdma_queue *queue;
 	struct task_struct *rx_thread;
 	int index;
 	u32 gen;
 	struct mutex send_mutex; /* serialises sends */
 	struct llist_head replies;
+	struct mutex reply_mutex; /* serialises the senders of @replies */
+	struct llist_node *reply_next; /* under reply_mutex */
 	struct work_struct reply_work;
 };
+
+int chorus_conn_send_replies(struct chorus_conn *conn, unsigned int budget,
+			     bool nowait);
 
 #endif /* CHORUS_TRANSPORT_H */

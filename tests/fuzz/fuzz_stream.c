@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * fuzz_stream: a TCP connection's byte stream after the handshake, as
- * chorus_tcp_rx_thread() and chorus_conn_recv() take it: a header, checked;
+ * chorus_tcp_io_workfn() and chorus_conn_recv() take it: a header, checked;
  * payload_len bytes; the range checked against the volume; the message
  * handed on by type (chorus_repl_recv()), a STATE's payload checked as the
  * replica does. The first failed check closes the connection, like a
