@@ -21,6 +21,8 @@
  * chorus_peer.session_mutex > chorus_al.mutex > chorus_peer.bm_mutex >
  * chorus_repl.meta_lock; chorus_peer.session_sem (read) and
  * chorus_conn.send_mutex are taken inside any of them, for one send;
+ * chorus_conn.reply_mutex, taken by whoever sends the replies, takes
+ * send_mutex and is taken inside none of them;
  * the spinlocks (chorus_repl.peers_lock, chorus_peer.lock,
  * chorus_repl.tree_lock) are innermost and never nest in one another except
  * peers_lock > chorus_peer.lock; chorus_al.waiters_lock may be taken
