@@ -9,7 +9,8 @@
  * chorus_transport(), and listen, unlisten, module init and exit go to
  * every transport through the chorus_transports_*() functions. Received
  * messages go up through chorus_conn_recv() and accepted connections
- * through chorus_handshake_accepted().
+ * through chorus_handshake_accepted(); a transport that sends replies from
+ * its own receive context (TCP) takes them with chorus_conn_send_replies().
  */
 #ifndef CHORUS_TRANSPORT_H
 #define CHORUS_TRANSPORT_H
