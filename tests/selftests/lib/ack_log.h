@@ -69,9 +69,9 @@ static inline bool writer_goes_on(const char *log, int seconds)
  * How far @vm's clock is ahead of this VM's, within +-*err: the lab's VMs
  * keep no common time, so a timestamp from one is compared with another's
  * through these offsets. The best of three reads over the control channel,
- * or of up to ten while the best is still uncertain by more than half a second: a
- * busy guest on the debug kernel takes seconds to answer (stop 62: +-11 s
- * from three reads, more than the gap the offsets were to show).
+ * or of up to ten while the best is still uncertain by more than half a
+ * second: a busy guest on the debug kernel takes seconds to answer (stop
+ * 62: +-11 s from three reads, more than the gap the offsets were to show).
  */
 static inline int clock_offset(int vm, double *off, double *err)
 {
