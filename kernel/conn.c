@@ -233,7 +233,7 @@ int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
 
 /**
  * chorus_conn_recv_atomic() - act on a message where it arrives, if it can be
- * @peer: the peer of the connection it came on, an established session's
+ * @conn: the connection it came on, part of an established session
  * @hdr: a message of a header only, checked by chorus_wire_check_hdr()
  *
  * The transport's completion offers each message of a header only here
@@ -243,9 +243,10 @@ int chorus_conn_send(struct chorus_conn *conn, struct chorus_wire_hdr *hdr,
  * Return: true when done with @hdr; false to hand it to chorus_conn_recv()
  * from the receive thread, as any message.
  */
-bool chorus_conn_recv_atomic(struct chorus_peer *peer,
+bool chorus_conn_recv_atomic(struct chorus_conn *conn,
 			     const struct chorus_wire_hdr *hdr)
 {
+	struct chorus_peer *peer = conn->peer;
 	const char *why;
 
 	if (hdr->payload_len || le16_to_cpu(hdr->flags) & CHORUS_MSG_F_PAYLOAD_CRC ||
@@ -254,7 +255,7 @@ bool chorus_conn_recv_atomic(struct chorus_peer *peer,
 		return false;
 	if (!chorus_repl_ack_atomic(peer, hdr))
 		return false;
-	WRITE_ONCE(peer->last_rx, jiffies);
+	WRITE_ONCE(conn->last_rx, jiffies);
 	return true;
 }
 
@@ -276,7 +277,7 @@ int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 	struct chorus_peer *peer = conn->peer;
 	const char *why;
 
-	WRITE_ONCE(peer->last_rx, jiffies);
+	WRITE_ONCE(conn->last_rx, jiffies);
 	if (chorus_wire_check_range(peer->vol->nr_sectors, peer->vol->block_size,
 				    hdr, &why)) {
 		pr_warn_ratelimited("%s: peer %u: message out of range, bad %s; closing\n",

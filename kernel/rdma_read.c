@@ -411,10 +411,18 @@ int chorus_rdma_read_msg(struct chorus_rdma_queue *q, const char **why)
 		*why = "RDMA READ post";
 		return ret;
 	}
-	/* Acquire: pairs with chorus_rdma_read_done(), for rd_status. */
-	wait_event_idle(q->rx_wait, smp_load_acquire(&q->rd_done) ||
-			READ_ONCE(q->dead) || kthread_should_stop());
+	/*
+	 * Acquire: pairs with chorus_rdma_read_done(), for rd_status. Bounded:
+	 * a queue pair whose sends stopped without an error (soft-RoCE, after
+	 * a REG_MR it ran twice on a retry) never completes the READ, and what
+	 * the peer forwarded behind this message would wait for it for ever.
+	 */
+	wait_event_idle_timeout(q->rx_wait, smp_load_acquire(&q->rd_done) ||
+				READ_ONCE(q->dead) || kthread_should_stop(),
+				chorus_rdma_timeout(q->conn));
 	if (!smp_load_acquire(&q->rd_done)) { /* as above */
+		if (!READ_ONCE(q->dead) && !kthread_should_stop())
+			chorus_rdma_kill(q, "RDMA READ timed out");
 		*why = q->why ?: "connection closed";
 		return -ECONNRESET;
 	}

@@ -68,9 +68,9 @@ static int chorus_rdma_repost(struct chorus_rdma_queue *q,
  */
 static void chorus_rdma_ack_in_completion(struct chorus_rdma_queue *q,
 					  struct chorus_rdma_recv *r,
-					  struct chorus_peer *peer)
+					  struct chorus_conn *conn)
 {
-	bool done = chorus_conn_recv_atomic(peer, r->hdr);
+	bool done = chorus_conn_recv_atomic(conn, r->hdr);
 	unsigned long flags;
 	bool stopping;
 
@@ -85,7 +85,7 @@ static void chorus_rdma_ack_in_completion(struct chorus_rdma_queue *q,
 	if (!done)
 		list_add_tail(&r->entry, &q->rx_done);
 	q->acks_running--;
-	stopping = !q->acks_running && !q->ack_peer;
+	stopping = !q->acks_running && !q->ack_conn;
 	spin_unlock_irqrestore(&q->lock, flags);
 	if (!done)
 		wake_up_all(&q->rx_wait);
@@ -109,7 +109,7 @@ void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct chorus_rdma_recv *r =
 		container_of(wc->wr_cqe, struct chorus_rdma_recv, cqe);
 	struct chorus_rdma_queue *q = r->queue;
-	struct chorus_peer *peer = NULL;
+	struct chorus_conn *conn = NULL;
 	unsigned long flags;
 	bool overflow, maybe_ack;
 	u32 credits;
@@ -129,8 +129,8 @@ void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_irqsave(&q->lock, flags);
 	q->credits += credits;
 	overflow = q->credits > q->peer_depth;
-	if (maybe_ack && !q->dead && q->ack_peer) {
-		peer = q->ack_peer;
+	if (maybe_ack && !q->dead && q->ack_conn) {
+		conn = q->ack_conn;
 		q->acks_running++;
 	} else {
 		list_add_tail(&r->entry, &q->rx_done);
@@ -147,8 +147,8 @@ void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	if (credits)
 		wake_up_all(&q->wait);
-	if (peer)
-		chorus_rdma_ack_in_completion(q, r, peer);
+	if (conn)
+		chorus_rdma_ack_in_completion(q, r, conn);
 	else
 		wake_up_all(&q->rx_wait);
 }
@@ -164,7 +164,7 @@ void chorus_rdma_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 void chorus_rdma_stop_acks(struct chorus_rdma_queue *q)
 {
 	spin_lock_irq(&q->lock);
-	q->ack_peer = NULL;
+	q->ack_conn = NULL;
 	spin_unlock_irq(&q->lock);
 	wait_event(q->wait, !READ_ONCE(q->acks_running));
 }
@@ -427,7 +427,7 @@ int chorus_rdma_start_rx(struct chorus_conn *conn)
 		return PTR_ERR(t);
 	conn->rx_thread = t;
 	spin_lock_irq(&q->lock);
-	q->ack_peer = conn->peer;
+	q->ack_conn = conn;
 	spin_unlock_irq(&q->lock);
 	return 0;
 }

@@ -343,7 +343,17 @@ static int chorus_rdma_send_data(struct chorus_rdma_builder *b,
 	return ret;
 }
 
-static long chorus_rdma_send_timeout(struct chorus_conn *conn)
+/**
+ * chorus_rdma_timeout() - how long a send may wait for a slot and a credit,
+ *	and a READ for its completion
+ * @conn: the connection
+ *
+ * The ping timeout of an established session: a peer that returns no
+ * credit, or a READ that does not complete, for that long is as gone as one
+ * that answers no PING. The handshake's timeout before that.
+ * Return: the bound, in jiffies.
+ */
+long chorus_rdma_timeout(struct chorus_conn *conn)
 {
 	u32 ms = CHORUS_HANDSHAKE_TIMEOUT_MS;
 
@@ -380,7 +390,7 @@ int chorus_rdma_send(struct chorus_conn *conn,
 	if (data && data->len >= chorus_rdma_read_min && q->regs &&
 	    !data->detached) {
 		ret = chorus_rdma_send_read(q, hdr, data,
-					    chorus_rdma_send_timeout(conn));
+					    chorus_rdma_timeout(conn));
 		if (ret <= 0)
 			return ret;
 		atomic64_inc(&chorus_rdma_st_read_fallbacks);
@@ -390,11 +400,11 @@ int chorus_rdma_send(struct chorus_conn *conn,
 		memset(b, 0, sizeof(*b));
 		b->q = q;
 		b->hdr = hdr;
-		b->timeout = chorus_rdma_send_timeout(conn);
+		b->timeout = chorus_rdma_timeout(conn);
 		b->hold = data->detached;
 		return chorus_rdma_send_data(b, data);
 	}
-	ret = chorus_rdma_get_send(q, false, chorus_rdma_send_timeout(conn), &s);
+	ret = chorus_rdma_get_send(q, false, chorus_rdma_timeout(conn), &s);
 	if (ret)
 		return ret;
 	memcpy(s->buf, hdr, sizeof(*hdr));

@@ -170,9 +170,6 @@ enum chorus_job {
  *	drops a dial during which it changed
  * @fail_gen: generation that chorus_peer_fail() asked to tear down, under
  *	@lock
- * @last_rx: jiffies of the last message received; WRITE_ONCE by the
- *	receive threads (and the RDMA receive completion's acks), READ_ONCE
- *	by the heartbeat (a stale value only delays a timeout by one period)
  * @connect_work: dials and handshakes
  * @fail_work: tears down a failed session
  * @disk_work: announces @disk_failed (chorus_peer_disk_failed())
@@ -262,7 +259,6 @@ struct chorus_peer {
 	unsigned int backoff_ms;
 	u32 dial_gen;
 	u32 fail_gen;
-	unsigned long last_rx;
 	struct delayed_work connect_work;
 	struct work_struct fail_work;
 	struct work_struct disk_work;
@@ -573,7 +569,7 @@ int chorus_repl_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr
 		     struct page **pages, unsigned int nr_pages);
 bool chorus_repl_ack_atomic(struct chorus_peer *peer,
 			    const struct chorus_wire_hdr *hdr);
-bool chorus_conn_recv_atomic(struct chorus_peer *peer,
+bool chorus_conn_recv_atomic(struct chorus_conn *conn,
 			     const struct chorus_wire_hdr *hdr);
 int chorus_conn_recv(struct chorus_conn *conn, const struct chorus_wire_hdr *hdr,
 		     struct page **pages, unsigned int nr_pages);

@@ -259,11 +259,12 @@ void chorus_peer_establish(struct chorus_peer *peer, struct chorus_conn **conns,
 	peer->last_error[0] = '\0';
 	/* A refused dial before this session is no error of it. */
 	peer->paths[chorus_path_index(peer->active_transport)].last_error[0] = '\0';
-	WRITE_ONCE(peer->last_rx, jiffies);
 	spin_unlock_irq(&peer->lock);
 
-	for (i = 0; i < peer->nr_conns && !ret; i++)
+	for (i = 0; i < peer->nr_conns && !ret; i++) {
+		WRITE_ONCE(conns[i]->last_rx, jiffies);
 		ret = conns[i]->ops->start_rx(conns[i]);
+	}
 	if (ret) {
 		__chorus_peer_teardown(peer, "cannot start receiving");
 		return;
@@ -457,32 +458,54 @@ static void chorus_peer_fail_workfn(struct work_struct *work)
 	}
 }
 
+/*
+ * Ping one connection of a session; NULL when it is alive, or why not. The
+ * PONG comes back on the same connection.
+ */
+static const char *chorus_conn_ping(struct chorus_conn *conn, u64 epoch,
+				    unsigned long timeout)
+{
+	struct chorus_wire_hdr hdr;
+
+	chorus_wire_init_hdr(&hdr, CHORUS_MSG_PING, epoch, 0, 0, 0);
+	if (chorus_conn_send(conn, &hdr, NULL, NULL))
+		return "heartbeat send failed";
+	if (time_after(jiffies, READ_ONCE(conn->last_rx) + timeout))
+		return "heartbeat timeout";
+	return NULL;
+}
+
+/*
+ * The heartbeat pings every connection of the session and fails it when
+ * one of them has received nothing for the ping timeout: a connection that
+ * stops while another carries on (a queue pair whose sends stopped
+ * without an error, seen with soft-RoCE) must not hold what waits on it.
+ */
 static void chorus_peer_ping_workfn(struct work_struct *work)
 {
 	struct chorus_peer *peer =
 		container_of(to_delayed_work(work), struct chorus_peer, ping_work);
 	struct chorus_repl *repl = &peer->vol->repl;
-	struct chorus_wire_hdr hdr;
+	unsigned long timeout = msecs_to_jiffies(READ_ONCE(repl->ping_timeout_ms));
+	const char *why = NULL;
 	struct chorus_conn *conn;
-	u32 gen = 0;
-	int ret = 0;
+	bool session = false;
+	u32 gen = 0, i;
 
 	down_read(&peer->session_sem);
-	conn = peer->conns[0];
-	if (conn) {
+	for (i = 0; i < peer->nr_conns && !why; i++) {
+		conn = peer->conns[i];
+		if (!conn)
+			continue;
+		session = true;
 		gen = conn->gen;
-		chorus_wire_init_hdr(&hdr, CHORUS_MSG_PING,
-				     READ_ONCE(repl->epoch), 0, 0, 0);
-		ret = chorus_conn_send(conn, &hdr, NULL, NULL);
+		why = chorus_conn_ping(conn, READ_ONCE(repl->epoch), timeout);
 	}
 	up_read(&peer->session_sem);
-	if (!conn)
+	if (!session)
 		return;
-	if (ret)
-		chorus_peer_fail(peer, gen, "heartbeat send failed");
-	else if (time_after(jiffies, READ_ONCE(peer->last_rx) +
-			    msecs_to_jiffies(READ_ONCE(repl->ping_timeout_ms))))
-		chorus_peer_fail(peer, gen, "heartbeat timeout");
+	if (why)
+		chorus_peer_fail(peer, gen, why);
 	queue_delayed_work(chorus_wq, &peer->ping_work,
 			   msecs_to_jiffies(READ_ONCE(repl->ping_interval_ms)));
 }

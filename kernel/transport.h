@@ -140,6 +140,10 @@ void chorus_transports_unlisten(void);
  * @reply_next: replies taken from @replies in the order they were added and
  *	not sent yet (the socket was full); under @reply_mutex
  * @reply_work: sends @replies when the transport does not
+ * @last_rx: jiffies of the last message received on this connection;
+ *	WRITE_ONCE by its receive context (and the RDMA receive completion's
+ *	acks), READ_ONCE by the heartbeat, which pings every connection (a
+ *	stale value only delays a timeout by one period)
  */
 struct chorus_conn {
 	struct chorus_peer *peer;
@@ -155,6 +159,7 @@ struct chorus_conn {
 	struct mutex reply_mutex; /* serialises the senders of @replies */
 	struct llist_node *reply_next; /* under reply_mutex */
 	struct work_struct reply_work;
+	unsigned long last_rx;
 };
 
 int chorus_conn_send_replies(struct chorus_conn *conn, unsigned int budget,

@@ -179,8 +179,8 @@ struct chorus_rdma_builder {
  * @free_sends: free send slots
  * @rx_done: filled receive buffers, in arrival order (less the acks the
  *	completion acted on)
- * @ack_peer: the peer whose OK acks the receive completion acts on itself
- *	(chorus_conn_recv_atomic()); set by chorus_rdma_start_rx(), cleared by
+ * @ack_conn: the connection whose peer's OK acks the receive completion
+ *	acts on itself (chorus_conn_recv_atomic()); set by chorus_rdma_start_rx(), cleared by
  *	chorus_rdma_stop_acks(); none while @dead
  * @acks_running: completions acting on an ack now; chorus_rdma_stop_acks()
  *	waits for none
@@ -250,7 +250,7 @@ struct chorus_rdma_queue {
 	u32 to_return;
 	struct list_head free_sends;
 	struct list_head rx_done;
-	struct chorus_peer *ack_peer;
+	struct chorus_conn *ack_conn;
 	unsigned int acks_running;
 	wait_queue_head_t wait;
 	wait_queue_head_t rx_wait;
@@ -360,5 +360,6 @@ int chorus_rdma_send_read(struct chorus_rdma_queue *q,
 int chorus_rdma_take_read(struct chorus_rdma_queue *q,
 			  struct chorus_rdma_recv *r, const char **why);
 int chorus_rdma_read_msg(struct chorus_rdma_queue *q, const char **why);
+long chorus_rdma_timeout(struct chorus_conn *conn);
 
 #endif /* CHORUS_TRANSPORT_RDMA_H */

@@ -55,7 +55,7 @@ FIXTURE_VARIANT_ADD(forward, tcp) {
 		       "queued_write_times_out_from_its_arrival "
 		       "fenced_owner_hands_over_to_a_higher_epoch "
 		       "handed_over_write_past_its_deadline_fails_never_lands "
-		       "diskless_access_point_fio_ext4",
+		       "diskless_access_point_fio_ext4 stalled_connection_fails_the_session",
 };
 
 FIXTURE_VARIANT_ADD(forward, rdma) {
@@ -217,6 +217,60 @@ TEST_F_TIMEOUT(forward, owner_unreachable_write_held_then_resent, 300)
 	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
 	EXPECT_TRUE(block_is(1, RL_BACKING, 3, 0xa5)) TH_LOG("the owner's disk lacks the write");
 	EXPECT_TRUE(block_is(PEER, RL_BACKING, 3, 0xa5)) TH_LOG("the replica lacks it");
+	replicas_identical();
+}
+
+/*
+ * vm2's port of the connection to vm1 that has carried the most of vm2's
+ * data: the one its CPU 1 forwards on, after a write from there. vm1 dials
+ * (the lower node id), so vm2's side is the listening port.
+ */
+#define BUSIEST_CONN_PORT \
+	"ss -tniH state established '( sport = :7788 )' | awk '" \
+	"/^ *[0-9]/ { split($4, a, \":\"); p = a[2] } " \
+	"match($0, /bytes_acked:[0-9]+/) { b = substr($0, RSTART + 12, RLENGTH - 12) + 0; " \
+	"if (b > best) { best = b; port = p } } END { print port + 0 }'"
+
+/*
+ * One connection of the session stops while the other carries on (how a
+ * soft-RoCE queue pair whose sends stopped without an error looked: an
+ * RDMA READ behind them never completed, and the writes forwarded behind
+ * it waited for good): everything vm2 sends on the connection its CPU 1
+ * forwards on is dropped. vm2's write, forwarded on it, waits; vm1's
+ * heartbeat, which pings every connection of the session, hears nothing
+ * back on that one and fails the session; the next session carries the
+ * write again, and it lands on both replicas. (The heartbeat used to ping
+ * only the first connection: the session stayed up, the write waited.)
+ */
+TEST_F_TIMEOUT(forward, stalled_connection_fails_the_session, 300)
+{
+	uint64_t port;
+	pid_t w;
+	int st;
+
+	ASSERT_EQ(0, rl_on(PEER, "taskset -c 1 dd if=/dev/zero of=/dev/chorus0 bs=64k "
+			   "count=32 oflag=direct status=none"));
+	port = rl_cmd_u64(PEER, BUSIEST_CONN_PORT);
+	ASSERT_TRUE(port > 0 && port < 65536) TH_LOG("no connection to vm1 found on vm2");
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc replace dev eth0 root handle 1: prio bands 3 && "
+			   "tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100%% && "
+			   "tc filter add dev eth0 parent 1: protocol ip prio 1 u32 "
+			   "match ip dst 10.99.0.1/32 match ip dport %llu 0xffff flowid 1:3",
+			   (unsigned long long)port))
+		TH_LOG("cannot filter vm2's egress (sch_prio, cls_u32, sch_netem)");
+	w = fork();
+	if (w == 0)
+		_exit(rl_on(PEER, "taskset -c 1 " WRITE_BLOCK, 0x3c, 5) ? 1 : 0);
+	ASSERT_LT(0, w);
+	env_track_pid(&self->env, w);
+	ASSERT_TRUE(rl_wait_pid(w, &st, 30)) TH_LOG("the write on the stalled connection waits");
+	self->env.npids = 0;
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("the write failed");
+	EXPECT_LE(1, fwd_counter(PEER, "forward_resent")) TH_LOG("nothing was sent again");
+	ASSERT_EQ(0, rl_on(PEER, "tc qdisc del dev eth0 root"));
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
+	EXPECT_TRUE(block_is(1, RL_BACKING, 5, 0x3c)) TH_LOG("the owner's disk lacks the write");
+	EXPECT_TRUE(block_is(PEER, RL_BACKING, 5, 0x3c)) TH_LOG("the replica lacks it");
 	replicas_identical();
 }
 

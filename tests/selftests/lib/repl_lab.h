@@ -368,6 +368,22 @@ static inline void __rl_pair_identical(struct __test_metadata *_metadata)
 }
 #define rl_pair_identical() __rl_pair_identical(_metadata)
 
+/*
+ * Wait up to @timeout_s seconds (times rl_scale()) for child @pid to exit,
+ * its status in *@st. False if it is still running.
+ */
+static inline bool rl_wait_pid(pid_t pid, int *st, int timeout_s)
+{
+	uint64_t end = now_ms() + timeout_s * 1000ULL * rl_scale();
+
+	do {
+		if (waitpid(pid, st, WNOHANG) == pid)
+			return true;
+		usleep(200 * 1000);
+	} while (now_ms() < end);
+	return false;
+}
+
 /* A number that command @cmd prints on @vm; UINT64_MAX if it fails. */
 static inline uint64_t rl_cmd_u64(int vm, const char *cmd)
 {
