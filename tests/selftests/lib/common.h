@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -71,6 +72,7 @@ struct chorus_env {
 	struct blktrace trace;
 	bool loaded_by_setup;
 	bool keep_loaded;	/* leave chorus loaded: a suite keeps its nodes up */
+	pid_t watchdog;		/* env_arm_watchdog() */
 };
 
 /* The 6.1 harness re-enters teardown when an ASSERT fails inside it. */
@@ -134,6 +136,72 @@ static inline void chorus_show_blocked(void)
 		fprintf(stderr, "# vm%d: tasks blocked:\n%s", vm, out);
 	}
 	free(out);
+}
+
+/*
+ * What every lab VM is doing, into the test's output: each volume's counters
+ * and peers, the RDMA transport's counters, what chorus and soft-RoCE
+ * logged last, and the tasks blocked (sysrq w).
+ */
+static inline void chorus_show_state(void)
+{
+	const char *count = getenv("CHORUS_VM_COUNT");
+	int vm, vms = count ? atoi(count) : 1;
+	size_t len = 32768;
+	char *out = malloc(len);
+
+	for (vm = 1; out && vm <= vms; vm++) {
+		out[0] = '\0';
+		lab_run_out(vm, out, len, "{ C=%s/build/bin/chorusctl; "
+			    "for v in $($C --json volume list 2>/dev/null | jq -r '.[].name'); do "
+			    "$C volume status $v | sed -n '/^counters/,$p'; done; "
+			    "cat /sys/kernel/debug/chorus_rdma 2>/dev/null; "
+			    "dmesg | grep -E 'chorus|rxe' | tail -n 30; "
+			    "echo w > /proc/sysrq-trigger; sleep 1; "
+			    "dmesg | sed -n '/Show Blocked State/,$p' | tail -n 120; } 2>&1 | "
+			    "sed 's/^/#   /'", chorus_src());
+		fprintf(stderr, "# vm%d:\n%s", vm, out);
+	}
+	free(out);
+}
+
+/*
+ * A case that reaches its timeout is killed by the harness, teardown and
+ * all, and leaves only "terminated by timeout". So each case gets a
+ * watchdog: a tenth of the timeout (at least 30 s) before it, it prints
+ * what the lab's nodes are doing (chorus_show_state()). It dies with the
+ * case (PR_SET_PDEATHSIG), or in env_teardown().
+ */
+static inline void env_arm_watchdog(struct __test_metadata *_metadata,
+				    struct chorus_env *env)
+{
+	const char *s = getenv("CHORUS_SELFTEST_TIMEOUT_SCALE");
+	unsigned long scale = s ? strtoul(s, NULL, 10) : 1;
+	unsigned int timeout = _metadata->timeout * (scale ? scale : 1);
+	unsigned int early = timeout / 10 > 30 ? timeout / 10 : 30;
+	pid_t parent = getpid();
+
+	if (timeout < 90)
+		return;
+	env->watchdog = fork();
+	if (env->watchdog)
+		return;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(0);
+	sleep(timeout - early);
+	fprintf(stderr, "# %s: %u s before its timeout, what the lab is doing:\n",
+		_metadata->name, early);
+	chorus_show_state();
+	_exit(0);
+}
+
+static inline void env_disarm_watchdog(struct chorus_env *env)
+{
+	if (env->watchdog <= 0)
+		return;
+	kill(env->watchdog, SIGKILL);
+	waitpid(env->watchdog, NULL, 0);
+	env->watchdog = 0;
 }
 
 /*
@@ -235,6 +303,8 @@ static inline void env_setup(struct __test_metadata *_metadata, struct chorus_en
 
 	env->nl.fd = -1;
 	__chorus_teardown_entered = false;
+	env_disarm_watchdog(env);
+	env_arm_watchdog(_metadata, env);
 	/* never insmod into the build host's kernel */
 	ASSERT_NE(NULL, getenv("CHORUS_VM_ID"))
 		TH_LOG("not inside a lab VM (CHORUS_VM_ID unset): run through tests/selftests/run");
@@ -271,6 +341,7 @@ static inline void env_teardown(struct __test_metadata *_metadata, struct chorus
 	/* a failed ASSERT longjmps out with trigger still set, which would make
 	 * the next passing EXPECT print its message */
 	_metadata->trigger = 0;
+	env_disarm_watchdog(env);
 
 	for (i = 0; i < env->nfds; i++)
 		close(env->fds[i]);
