@@ -221,17 +221,6 @@ TEST_F_TIMEOUT(forward, owner_unreachable_write_held_then_resent, 300)
 }
 
 /*
- * vm2's port of the connection to vm1 that has carried the most of vm2's
- * data: the one its CPU 1 forwards on, after a write from there. vm1 dials
- * (the lower node id), so vm2's side is the listening port.
- */
-#define BUSIEST_CONN_PORT \
-	"ss -tniH state established '( sport = :7788 )' | awk '" \
-	"/^ *[0-9]/ { split($4, a, \":\"); p = a[2] } " \
-	"match($0, /bytes_acked:[0-9]+/) { b = substr($0, RSTART + 12, RLENGTH - 12) + 0; " \
-	"if (b > best) { best = b; port = p } } END { print port + 0 }'"
-
-/*
  * One connection of the session stops while the other carries on (how a
  * soft-RoCE queue pair whose sends stopped without an error looked: an
  * RDMA READ behind them never completed, and the writes forwarded behind
@@ -245,12 +234,15 @@ TEST_F_TIMEOUT(forward, owner_unreachable_write_held_then_resent, 300)
 TEST_F_TIMEOUT(forward, stalled_connection_fails_the_session, 300)
 {
 	uint64_t port;
+	char cmd[512];
 	pid_t w;
 	int st;
 
-	ASSERT_EQ(0, rl_on(PEER, "taskset -c 1 dd if=/dev/zero of=/dev/chorus0 bs=64k "
-			   "count=32 oflag=direct status=none"));
-	port = rl_cmd_u64(PEER, BUSIEST_CONN_PORT);
+	/* vm1's port of the connection a write from vm2's CPU 1 goes on. */
+	snprintf(cmd, sizeof(cmd), "%s/tests/selftests/busiest_conn taskset -c 1 dd "
+		 "if=/dev/zero of=/dev/chorus0 bs=64k count=32 oflag=direct status=none",
+		 chorus_src());
+	port = rl_cmd_u64(PEER, cmd);
 	ASSERT_TRUE(port > 0 && port < 65536) TH_LOG("no connection to vm1 found on vm2");
 	ASSERT_EQ(0, rl_on(PEER, "tc qdisc replace dev eth0 root handle 1: prio bands 3 && "
 			   "tc qdisc add dev eth0 parent 1:3 handle 30: netem loss 100%% && "
