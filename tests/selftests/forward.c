@@ -120,22 +120,47 @@ static bool block_is(int vm, const char *dev, int off_mb, int byte)
 		    "m.write(bytes([%d]) * 4096); os.pwrite(fd, m, %d << 20)\""
 
 /*
+ * vm2 writes 4 KiB of @byte at @mb MiB in the background, the command run
+ * under @prefix (taskset, or ""): *@w is that writer, which exits 0 when its
+ * write succeeded.
+ */
+static void __peer_write(struct __test_metadata *_metadata, FIXTURE_DATA(forward) *self,
+			 const char *prefix, int byte, int mb, pid_t *w)
+{
+	*w = fork();
+	if (*w == 0)
+		_exit(rl_on(PEER, "%s" WRITE_BLOCK, prefix, byte, mb) ? 1 : 0);
+	ASSERT_LT(0, *w);
+	env_track_pid(&self->env, *w);
+}
+#define peer_write(prefix, byte, mb, w) __peer_write(_metadata, self, prefix, byte, mb, w)
+
+/*
  * vm2's forward timeout set to @timeout_ms, its egress cut (every packet
- * dropped), then vm2 writes 4 KiB of @byte at @mb MiB in the background:
- * *@w is that writer, which exits 0 when its write succeeded.
+ * dropped), then vm2 writes 4 KiB of @byte at @mb MiB in the background
+ * (peer_write()).
  */
 static void __cut_then_write(struct __test_metadata *_metadata, FIXTURE_DATA(forward) *self,
 			     int timeout_ms, int byte, int mb, pid_t *w)
 {
 	ASSERT_EQ(0, rl_on(PEER, "echo %d > " FWD_PARAM, timeout_ms));
 	ASSERT_EQ(0, rl_on(PEER, "tc qdisc replace dev eth0 root netem loss 100%%"));
-	*w = fork();
-	if (*w == 0)
-		_exit(rl_on(PEER, WRITE_BLOCK, byte, mb) ? 1 : 0);
-	ASSERT_LT(0, *w);
-	env_track_pid(&self->env, *w);
+	peer_write("", byte, mb, w);
 }
 #define cut_then_write(ms, byte, mb, w) __cut_then_write(_metadata, self, ms, byte, mb, w)
+
+/*
+ * The session is back and vm2's write of @byte at @mb MiB is on both
+ * replicas, which are identical.
+ */
+static void __write_on_both(struct __test_metadata *_metadata, int byte, int mb)
+{
+	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
+	EXPECT_TRUE(block_is(1, RL_BACKING, mb, byte)) TH_LOG("the owner's disk lacks the write");
+	EXPECT_TRUE(block_is(PEER, RL_BACKING, mb, byte)) TH_LOG("the replica lacks it");
+	replicas_identical();
+}
+#define write_on_both(byte, mb) __write_on_both(_metadata, byte, mb)
 
 /*
  * ext4 made and used on the access point (vm2): @files changes of
@@ -214,10 +239,7 @@ TEST_F_TIMEOUT(forward, owner_unreachable_write_held_then_resent, 300)
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("the held write failed");
 	EXPECT_LE(1, fwd_counter(PEER, "forward_resent")) TH_LOG("nothing was sent again");
 	EXPECT_EQ(0, fwd_counter(PEER, "forward_expired"));
-	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
-	EXPECT_TRUE(block_is(1, RL_BACKING, 3, 0xa5)) TH_LOG("the owner's disk lacks the write");
-	EXPECT_TRUE(block_is(PEER, RL_BACKING, 3, 0xa5)) TH_LOG("the replica lacks it");
-	replicas_identical();
+	write_on_both(0xa5, 3);
 }
 
 /*
@@ -250,20 +272,13 @@ TEST_F_TIMEOUT(forward, stalled_connection_fails_the_session, 300)
 			   "match ip dst 10.99.0.1/32 match ip dport %llu 0xffff flowid 1:3",
 			   (unsigned long long)port))
 		TH_LOG("cannot filter vm2's egress (sch_prio, cls_u32, sch_netem)");
-	w = fork();
-	if (w == 0)
-		_exit(rl_on(PEER, "taskset -c 1 " WRITE_BLOCK, 0x3c, 5) ? 1 : 0);
-	ASSERT_LT(0, w);
-	env_track_pid(&self->env, w);
+	peer_write("taskset -c 1 ", 0x3c, 5, &w);
 	ASSERT_TRUE(rl_wait_pid(w, &st, 30)) TH_LOG("the write on the stalled connection waits");
 	self->env.npids = 0;
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("the write failed");
 	EXPECT_LE(1, fwd_counter(PEER, "forward_resent")) TH_LOG("nothing was sent again");
 	ASSERT_EQ(0, rl_on(PEER, "tc qdisc del dev eth0 root"));
-	ASSERT_TRUE(rl_wait_peer(1, PEER, "conn_state", "connected", 30));
-	EXPECT_TRUE(block_is(1, RL_BACKING, 5, 0x3c)) TH_LOG("the owner's disk lacks the write");
-	EXPECT_TRUE(block_is(PEER, RL_BACKING, 5, 0x3c)) TH_LOG("the replica lacks it");
-	replicas_identical();
+	write_on_both(0x3c, 5);
 }
 
 /*
