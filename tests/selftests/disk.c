@@ -347,9 +347,15 @@ TEST_F_TIMEOUT(disk, replica_disk_stall_detached_short_stall_not, 300)
 	ASSERT_EQ(0, rl_on(PEER, "%s volume set " VOL " --disk-timeout-ms %u >/dev/null",
 			   rl_ctl(), t_ms));
 	ASSERT_EQ(0, rl_on(1, "%s volume set " VOL " --auto-degrade on >/dev/null", rl_ctl()));
-	/* Long enough to write on after the stall is seen: 2 s + 2 T + T + 6 s. */
+	/*
+	 * Long enough to write on after the stall is seen: 2 s + 2 T + T + 6 s,
+	 * times the scale as well: on the debug kernel each status query and
+	 * table swap between those sleeps takes 10 to 40 s, and a fio that
+	 * ended before the stall began left nothing to stall (stop 64).
+	 */
 	snprintf(table, sizeof(table), "--rw=randwrite --bs=4k --iodepth=4 --offset=0 "
-		 "--size=8M --time_based --runtime=%u --rate_iops=100", 8 + 3 * t_ms / 1000);
+		 "--size=8M --time_based --runtime=%u --rate_iops=100",
+		 (8 + 3 * t_ms / 1000) * rl_scale());
 	fio = start_writer(&self->env, table);
 	ASSERT_LE(0, fio);
 	sleep(2);
