@@ -114,11 +114,15 @@ def main():
                "| 4K random write QD32 | host busy, cores | 1.50 | 1.50 | 1.50 |",
                "| 4K random write QD32 | whole host busy, cores | 1.80 | 1.80 | 1.80 |"]
     # Host time per I/O 1.5 cores over 2,000 k I/Os a second: chorus-2r 1,500 µs (a sixth of it
-    # outside TCG), drbd 1,875, nvmet-rdma-disk 2,143, chorus-2r-rdma 2,500.
+    # outside TCG), drbd 1,875, nvmet-rdma-disk 2,143, chorus-2r-rdma 2,500. The floor adds
+    # chorus-local's vm1, 0.9 cores over 2,000 I/Os a second (450 µs), to the remote write's:
+    # nvmet-tcp-disk 1,364 + 450, nvmet-rdma-disk 2,143 + 450. The mixed row has none.
     expect += ["| 4K QD32 write IOPS | `drbd` 1,875 (1.50) | 1.5× | ≤ 1,250 | 1,500 (1.50) | "
-               "1,250 / 250 | 1.20× |",
+               "1,250 / 250 | 1.20× | 1,814 | 1.45× |",
                "| RDMA 4K QD32 write IOPS | `nvmet-rdma-disk` 2,143 (1.50) | 0.8× | ≤ 2,679 | "
-               "2,500 (1.50) | 2,083 / 417 | 0.93× |"]
+               "2,500 (1.50) | 2,083 / 417 | 0.93× | 2,593 | 0.97× |",
+               "| 8K 50/50 QD16 IOPS | `drbd` 1,875 (1.50) | 1.5× | ≤ 1,250 | 1,500 (1.50) | "
+               "1,250 / 250 | 1.20× | – | – |"]
     for e in expect[-5:]:
         if e not in text:
             failures.append(f"missing: {e}")
